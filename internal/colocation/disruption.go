@@ -1,0 +1,47 @@
+package colocation
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Disruption reasons. The first five are the reasons Kubernetes writes on a
+// pod's DisruptionTarget condition; DeletedWhileRunning is a pod deleted by
+// anyone but the operator before it finished.
+const (
+	ReasonPreemptionByScheduler  = "PreemptionByScheduler"
+	ReasonEvictionByEvictionAPI  = "EvictionByEvictionAPI"
+	ReasonDeletionByTaintManager = "DeletionByTaintManager"
+	ReasonDeletionByPodGC        = "DeletionByPodGC"
+	ReasonTerminationByKubelet   = "TerminationByKubelet"
+	ReasonDeletedWhileRunning    = "DeletedWhileRunning"
+)
+
+// kubeletStopReasons are the pod status reasons the kubelet writes when it
+// stops a pod for the node's sake rather than the pod's: node-pressure
+// eviction, critical-pod preemption and graceful node shutdown.
+var kubeletStopReasons = map[string]bool{
+	"Evicted":      true,
+	"Preempting":   true,
+	"Terminated":   true,
+	"Shutdown":     true,
+	"NodeShutdown": true,
+}
+
+// DisruptionOf reports whether a pod that ended was stopped by the cluster
+// (preemption, eviction, node pressure or node loss) rather than by its own
+// failure, and which reason says so. A disrupted pod is restarted under any
+// restart policy and not charged to the job's backoffLimit.
+func DisruptionOf(pod *corev1.Pod) (reason string, disrupted bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			if c.Reason == "" {
+				return ReasonTerminationByKubelet, true
+			}
+			return c.Reason, true
+		}
+	}
+	if kubeletStopReasons[pod.Status.Reason] {
+		return ReasonTerminationByKubelet, true
+	}
+	return "", false
+}

@@ -1,0 +1,156 @@
+package tfjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// writeConcurrency bounds the writes one pass sends at once: a job's pods
+// are created together rather than one by one (Kubeflow v1 #2361), without
+// flooding the apiserver.
+const writeConcurrency = 16
+
+// apply carries out the writes of a plan that follow its status: deletes
+// and finalizer releases first, then creates. It returns what the cache
+// must show before the next pass.
+func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) (*pending, error) {
+	pend := &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID]()}
+	var created, deleted []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	run := func(f func() error) { g.Go(f) }
+
+	for _, pod := range p.deletePods {
+		pend.deleted.Insert(pod.UID)
+		deleted = append(deleted, pod.Name)
+		run(func() error { return r.deletePod(gctx, pod) })
+	}
+	for _, svc := range p.deleteServices {
+		run(func() error {
+			return r.ignoreGone(r.client.Delete(gctx, svc, client.Preconditions{UID: &svc.UID}), "deleting service", svc.Name)
+		})
+	}
+	if p.deleteJob {
+		run(func() error {
+			return r.ignoreGone(r.client.Delete(gctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy("Background")), "deleting TFJob", job.Name)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return pend, err
+	}
+
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for _, pod := range p.releasePods {
+		pend.released.Insert(pod.UID)
+		run(func() error { return r.releasePod(gctx, pod) })
+	}
+	for _, id := range p.createServices {
+		svc := serviceFor(job, id.rtype, id.index)
+		pend.created.Insert(serviceKey(svc.Name))
+		run(func() error { return r.create(gctx, svc) })
+	}
+	for _, id := range p.createPods {
+		pod, err := podFor(job, id.rtype, id.index, podOptions{clusterDomain: r.opts.ClusterDomain})
+		if err != nil {
+			return pend, err
+		}
+		pend.created.Insert(podKey(pod.Name))
+		created = append(created, pod.Name)
+		run(func() error { return r.create(gctx, pod) })
+	}
+	err := g.Wait()
+	if len(created) > 0 {
+		p.emit(corev1.EventTypeNormal, "SuccessfulCreatePod", "Created pods: "+summarise(created))
+	}
+	if len(deleted) > 0 {
+		p.emit(corev1.EventTypeNormal, "SuccessfulDeletePod", "Deleted pods: "+summarise(deleted))
+	}
+	return pend, err
+}
+
+// create creates a child; AlreadyExists means a previous pass did, since
+// names are deterministic.
+func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
+	if err := r.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s %s: %w", strings.ToLower(fmt.Sprintf("%T", obj)[len("*v1."):]), obj.GetName(), err)
+	}
+	return nil
+}
+
+// deletePod deletes exactly the pod observed, never a successor of the
+// same name.
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	return r.ignoreGone(r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}), "deleting pod", pod.Name)
+}
+
+// releasePod removes the tracking finalizer, guarded by the pod's
+// resourceVersion so that no other finalizer is lost.
+func (r *Reconciler) releasePod(ctx context.Context, pod *corev1.Pod) error {
+	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	released := pod.DeepCopy()
+	released.Finalizers = withoutTrackingFinalizer(pod.Finalizers)
+	err := r.client.Patch(ctx, released, patch)
+	if apierrors.IsConflict(err) {
+		return nil // a newer pod state is on its way; the next pass retries
+	}
+	return r.ignoreGone(err, "releasing pod", pod.Name)
+}
+
+// releaseOrphans releases the pods of a job that is gone or being deleted,
+// so that garbage collection can remove them. uid, when set, limits it to
+// the pods of that job.
+func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string, uid types.UID) error {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(namespace), client.MatchingFields{jobNameIndex: name}); err != nil {
+		return fmt.Errorf("listing pods of deleted TFJob: %w", err)
+	}
+	var errs []error
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		owner := ownerUID(pod)
+		if !hasTrackingFinalizer(pod) || (uid != "" && owner != uid) {
+			continue
+		}
+		errs = append(errs, r.releasePod(ctx, pod))
+	}
+	return errors.Join(errs...)
+}
+
+func ownerUID(pod *corev1.Pod) types.UID {
+	for _, ref := range pod.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.UID
+		}
+	}
+	return ""
+}
+
+// ignoreGone treats NotFound, and a failed UID precondition (the object
+// was replaced), as done.
+func (r *Reconciler) ignoreGone(err error, what, name string) error {
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", what, name, err)
+}
+
+// summarise lists names for an event message, shortened for large jobs.
+func summarise(names []string) string {
+	const shown = 5
+	if len(names) <= shown {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:shown], ", "), len(names)-shown)
+}

@@ -1,0 +1,80 @@
+package tfjob
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// jobNameIndex indexes the cached pods and services by the job-name label,
+// so that a pass reads its own job's children, not the namespace's.
+const jobNameIndex = "tfjob.jobName"
+
+func indexByJobName(ctx context.Context, indexer client.FieldIndexer) error {
+	byLabel := func(o client.Object) []string {
+		if name, ok := o.GetLabels()[kubeflowv1.JobNameLabel]; ok {
+			return []string{name}
+		}
+		return nil
+	}
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, jobNameIndex, byLabel); err != nil {
+		return fmt.Errorf("indexing pods by job name: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &corev1.Service{}, jobNameIndex, byLabel); err != nil {
+		return fmt.Errorf("indexing services by job name: %w", err)
+	}
+	return nil
+}
+
+// observe reads the job's pods and services from the cache. Objects with
+// the job's labels but another controller are not adopted: their names
+// are noted as taken.
+func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observed, error) {
+	obs := observed{
+		pods:          map[string]*corev1.Pod{},
+		services:      map[string]*corev1.Service{},
+		takenPods:     sets.New[string](),
+		takenServices: sets.New[string](),
+	}
+	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingFields{jobNameIndex: job.Name}}
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, opts...); err != nil {
+		return obs, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if ownedBy(pod, job) {
+			obs.pods[pod.Name] = pod
+		} else {
+			obs.takenPods.Insert(pod.Name)
+		}
+	}
+	var services corev1.ServiceList
+	if err := r.client.List(ctx, &services, opts...); err != nil {
+		return obs, fmt.Errorf("listing services: %w", err)
+	}
+	for i := range services.Items {
+		svc := &services.Items[i]
+		if ownedBy(svc, job) {
+			obs.services[svc.Name] = svc
+		} else {
+			obs.takenServices.Insert(svc.Name)
+		}
+	}
+	return obs, nil
+}
+
+// ownedBy reports whether the job is the object's controller.
+func ownedBy(o client.Object, job *kubeflowv1.TFJob) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.UID == job.UID {
+			return true
+		}
+	}
+	return false
+}

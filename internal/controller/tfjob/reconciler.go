@@ -1,0 +1,149 @@
+// Package tfjob is the TFJob controller: for every replica of a job one pod
+// and one headless service, TF_CONFIG, restarts, and the job's status, the
+// way Kubeflow's training-operator v1 does it, with v1's bugs fixed.
+package tfjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// ControllerName names the controller in logs, events and metrics.
+const ControllerName = "tfjob-controller"
+
+// Options are the manager-wide settings of the controller.
+type Options struct {
+	// DefaultCleanPodPolicy applies to jobs whose spec leaves it unset.
+	DefaultCleanPodPolicy kubeflowv1.CleanPodPolicy
+	// ClusterDomain is appended to service names in TF_CONFIG, if set.
+	ClusterDomain string
+	// Workers is the number of jobs reconciled at once.
+	Workers int
+}
+
+// eventRecorder is the events API the reconciler emits to.
+type eventRecorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Reconciler reconciles TFJobs.
+type Reconciler struct {
+	client   client.Client
+	recorder eventRecorder
+	clock    clock.PassiveClock
+	opts     Options
+	expected *expectations
+}
+
+// NewReconciler returns a reconciler that reads through c (the manager's
+// cached client), emits to recorder and tells time by clk.
+func NewReconciler(c client.Client, recorder eventRecorder, clk clock.PassiveClock, opts Options) *Reconciler {
+	if opts.DefaultCleanPodPolicy == "" {
+		opts.DefaultCleanPodPolicy = kubeflowv1.CleanPodPolicyRunning
+	}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, opts: opts, expected: newExpectations()}
+}
+
+// SetupWithManager registers the controller and the cache indexes it reads.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := indexByJobName(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kubeflowv1.TFJob{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.Service{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
+		Complete(r)
+}
+
+// Reconcile brings one job's pods, services and status in line with its
+// spec and the observed state of its pods.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &kubeflowv1.TFJob{}
+	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name, "")
+		}
+		return ctrl.Result{}, fmt.Errorf("reading TFJob: %w", err)
+	}
+	if job.DeletionTimestamp != nil {
+		r.expected.forget(job.UID)
+		return ctrl.Result{}, r.releaseOrphans(ctx, job.Namespace, job.Name, job.UID)
+	}
+	if !managedHere(job) {
+		return ctrl.Result{}, nil
+	}
+	kubeflowv1.Default(job)
+
+	obs, err := r.observe(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.clock.Now()
+	if ok, wait := r.expected.satisfied(job.UID, job.ResourceVersion, obs, now); !ok {
+		log.FromContext(ctx).V(2).Info("Waiting for the cache to show the last pass")
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy})
+	written, err := r.writeStatus(ctx, job, p.status, now)
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	pend, err := r.apply(ctx, job, p)
+	if written != "" {
+		pend.staleVersion = written
+	}
+	r.expected.expect(job.UID, pend, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, e := range p.events {
+		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, e.message)
+	}
+	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// managedHere reports whether runPolicy.managedBy leaves the job to us.
+func managedHere(job *kubeflowv1.TFJob) bool {
+	m := job.Spec.RunPolicy.ManagedBy
+	return m == nil || *m == kubeflowv1.ManagedByTrainingOperator
+}
+
+// writeStatus writes the new status when it differs from the old one, with
+// the job's resourceVersion as a precondition: a pass planned from a stale
+// job must not overwrite a newer status. It returns the resourceVersion the
+// job had before the write, or "" when nothing was written.
+func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflowv1.TFJob, status kubeflowv1.JobStatus, now time.Time) (string, error) {
+	if statusEqual(job.Status, status) {
+		return "", nil
+	}
+	before := job.ResourceVersion
+	updated := job.DeepCopy()
+	updated.Status = status
+	t := metav1Time(now)
+	updated.Status.LastReconcileTime = &t
+	if err := r.client.Status().Update(ctx, updated); err != nil {
+		return "", fmt.Errorf("writing TFJob status: %w", err)
+	}
+	return before, nil
+}

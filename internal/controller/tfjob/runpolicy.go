@@ -1,0 +1,120 @@
+package tfjob
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// suspended reports whether runPolicy.suspend is set.
+func suspended(job *kubeflowv1.TFJob) bool {
+	s := job.Spec.RunPolicy.Suspend
+	return s != nil && *s
+}
+
+// deadlineRemaining is the time left before activeDeadlineSeconds, counted
+// from startTime; ok is false when the job has no deadline.
+func deadlineRemaining(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus, now time.Time) (time.Duration, bool) {
+	ads := job.Spec.RunPolicy.ActiveDeadlineSeconds
+	if ads == nil || st.StartTime == nil {
+		return 0, false
+	}
+	return st.StartTime.Add(time.Duration(*ads) * time.Second).Sub(now), true
+}
+
+// cleanPodPolicy is the job's policy, or the manager's default when unset.
+func cleanPodPolicy(job *kubeflowv1.TFJob, pol policy) kubeflowv1.CleanPodPolicy {
+	if p := job.Spec.RunPolicy.CleanPodPolicy; p != nil {
+		return *p
+	}
+	return pol.defaultCleanPodPolicy
+}
+
+// finish plans what happens to a job that succeeded or failed: its pods are
+// deleted as cleanPodPolicy says, every tracking finalizer is released, and
+// the job itself is deleted ttlSecondsAfterFinished after it finished. A
+// finished job never creates a pod again.
+func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
+	p.createPods, p.createServices = nil, nil
+	clean := cleanPodPolicy(job, pol)
+	for _, pod := range sortedPods(obs.pods) {
+		p.release(pod)
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		running := pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodRunning
+		if clean == kubeflowv1.CleanPodPolicyAll || (clean == kubeflowv1.CleanPodPolicyRunning && running) {
+			p.deletePods = append(p.deletePods, pod)
+		}
+	}
+	if clean != kubeflowv1.CleanPodPolicyNone {
+		p.deleteAllServices(obs)
+	}
+	p.countActive(job, obs)
+
+	ttl := job.Spec.RunPolicy.TTLSecondsAfterFinished
+	if ttl == nil || p.status.CompletionTime == nil {
+		return
+	}
+	left := p.status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(now)
+	if left > 0 {
+		p.requeueAt(left)
+		return
+	}
+	p.deleteJob = true
+	p.emit(corev1.EventTypeNormal, "TTLExpired", jobMessage(job, fmt.Sprintf("is deleted %ds after it finished (ttlSecondsAfterFinished)", *ttl)))
+}
+
+// suspend plans a suspended job: no pods and no services, a Suspended
+// condition, and no startTime, so that the deadline counts from the resume.
+func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
+	for _, pod := range sortedPods(obs.pods) {
+		p.release(pod)
+		if pod.DeletionTimestamp == nil {
+			p.deletePods = append(p.deletePods, pod)
+		}
+	}
+	p.deleteAllServices(obs)
+	p.status.StartTime = nil
+	if !hasCondition(&p.status, kubeflowv1.JobSuspended) {
+		setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionTrue, reasonSuspended, jobMessage(job, "is suspended"), now)
+		p.emit(corev1.EventTypeNormal, reasonSuspended, jobMessage(job, "is suspended"))
+	}
+	p.countActive(job, obs)
+}
+
+// countActive refreshes the running-pod counts of a job that starts no pods.
+func (p *plan) countActive(job *kubeflowv1.TFJob, obs observed) {
+	for _, rtype := range replicaTypes(job) {
+		rs := replicaStatusFor(&p.status, job.Name, rtype)
+		rs.Active = 0
+		for i := 0; i < int(replicas(job.Spec.TFReplicaSpecs[rtype])); i++ {
+			pod := obs.pods[replicaName(job.Name, rtype, i)]
+			if pod != nil && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && !p.deleting(pod) {
+				rs.Active++
+			}
+		}
+	}
+}
+
+// deleting reports whether the plan deletes the pod.
+func (p *plan) deleting(pod *corev1.Pod) bool {
+	for _, d := range p.deletePods {
+		if d.UID == pod.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *plan) deleteAllServices(obs observed) {
+	for _, name := range sortedNames(obs.services) {
+		if svc := obs.services[name]; svc.DeletionTimestamp == nil {
+			p.deleteServices = append(p.deleteServices, svc)
+		}
+	}
+}
