@@ -32,3 +32,8 @@ func requireBinaries(names ...string) error {
 	}
 	return nil
 }
+
+// ExamplesDir holds the example manifests: the seed's TFJobs, unchanged.
+func ExamplesDir() string {
+	return filepath.Join(RepoRoot(), "examples")
+}

@@ -95,18 +95,15 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return r.ignoreGone(r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}), "deleting pod", pod.Name)
 }
 
-// releasePod removes the tracking finalizer, guarded by the pod's
-// resourceVersion so that no other finalizer is lost.
+// releasePod removes the tracking finalizer. The strategic-merge directive
+// removes exactly ours, whatever else the list holds, so it needs no
+// resourceVersion and is safe to repeat.
 func (r *Reconciler) releasePod(ctx context.Context, pod *corev1.Pod) error {
-	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	released := pod.DeepCopy()
-	released.Finalizers = withoutTrackingFinalizer(pod.Finalizers)
-	err := r.client.Patch(ctx, released, patch)
-	if apierrors.IsConflict(err) {
-		return nil // a newer pod state is on its way; the next pass retries
-	}
+	err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch))
 	return r.ignoreGone(err, "releasing pod", pod.Name)
 }
+
+var releasePatch = []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + trackingFinalizer + `"]}}`)
 
 // releaseOrphans releases the pods of a job that is gone or being deleted,
 // so that garbage collection can remove them. uid, when set, limits it to

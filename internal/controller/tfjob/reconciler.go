@@ -110,13 +110,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	pend, err := r.apply(ctx, job, p)
-	if written != "" {
-		pend.staleVersion = written
-	}
-	r.expected.expect(job.UID, pend, now)
 	if err != nil {
+		// The next pass re-plans from the cache; writes that did land are
+		// idempotent to repeat.
 		return ctrl.Result{}, err
 	}
+	pend.staleVersion = written
+	r.expected.expect(job.UID, pend, now)
 	for _, e := range p.events {
 		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, e.message)
 	}

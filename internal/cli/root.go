@@ -1,0 +1,60 @@
+// Package cli holds backfill's commands, kubectl-style.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/backfill-dev/backfill/internal/manager"
+)
+
+// Execute runs the command line and returns the process exit code: 0 on
+// success, 1 when the command failed, 2 when it was called wrongly.
+func Execute() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCommand()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		if isUsageError(err) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func newRootCommand() *cobra.Command {
+	name := "backfill"
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+		name = "kubectl backfill"
+	}
+	root := &cobra.Command{
+		Use:           name,
+		Short:         "TensorFlow training in the idle capacity of online Kubernetes clusters",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(manager.NewCommand())
+	return root
+}
+
+// usageError marks errors in how a command was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func isUsageError(err error) bool {
+	_, ok := err.(usageError)
+	return ok || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "accepts ")
+}

@@ -1,0 +1,170 @@
+// Package manager runs the TFJob controller: `backfill manager`.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+)
+
+// NewCommand returns `backfill manager`.
+func NewCommand() *cobra.Command {
+	opts := DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the TFJob operator against a cluster",
+		Long: `Run the TFJob operator: it reconciles kubeflow.org/v1 TFJobs into pods and
+headless services, with TF_CONFIG, restarts and status, until interrupted.
+It talks to the cluster of --kubeconfig, $KUBECONFIG or ~/.kube/config, or,
+inside a pod, to its own cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	opts.bindFlags(cmd.Flags())
+	return cmd
+}
+
+// Run runs the manager until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	level, _ := logLevel(opts.LogLevel)
+	logger := zap.New(zap.Level(level), zap.UseDevMode(false), func(o *zap.Options) {
+		if opts.LogFormat == "text" {
+			o.Encoder = zapcore.NewConsoleEncoder(zapcore.EncoderConfig{
+				TimeKey: "ts", LevelKey: "level", NameKey: "logger", MessageKey: "msg",
+				EncodeTime: zapcore.ISO8601TimeEncoder, EncodeLevel: zapcore.CapitalLevelEncoder,
+				EncodeDuration: zapcore.StringDurationEncoder,
+			})
+		}
+	})
+	ctrl.SetLogger(logger)
+
+	cfg, err := restConfig(opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	return RunWithConfig(ctx, cfg, opts)
+}
+
+// RunWithConfig runs the manager against the cluster of cfg until ctx ends.
+func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
+	logger := ctrl.Log.WithName("manager")
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	cfg.UserAgent = "backfill-manager"
+
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{
+		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),
+		ClusterDomain:         opts.ClusterDomain,
+		Workers:               opts.Workers,
+	})
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the TFJob controller: %w", err)
+	}
+	logger.Info("Starting the manager", "host", cfg.Host, "leaderElection", opts.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+// managerOptions turn the flags into controller-runtime's options. The cache
+// holds only the pods and services the operator owns, without their
+// managedFields, so that the manager's memory grows with its jobs rather
+// than with the cluster.
+func managerOptions(opts Options) ctrl.Options {
+	ours := labels.SelectorFromSet(labels.Set{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName})
+	lease := opts.LeaseDuration
+	renew := lease * 2 / 3
+	retry := lease / 5
+	return ctrl.Options{
+		Scheme:                        Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddress},
+		HealthProbeBindAddress:        opts.HealthAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
+		Cache: cache.Options{
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Pod{}:     {Label: ours},
+				&corev1.Service{}: {Label: ours},
+			},
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
+	}
+}
+
+// Scheme knows the core types and TFJob.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := kubeflowv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// restConfig loads --kubeconfig, else the usual kubeconfig rules, else the
+// in-cluster config.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the cluster config (set --kubeconfig or $KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}
+
+// logLevel parses --log-level.
+func logLevel(s string) (zapcore.Level, error) {
+	switch s {
+	case "error":
+		return zapcore.ErrorLevel, nil
+	case "info":
+		return zapcore.InfoLevel, nil
+	case "debug":
+		return zapcore.DebugLevel, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("--log-level=%q: must be error, info, debug or a number from 0 up", s)
+	}
+	return zapcore.Level(-n), nil
+}

@@ -1,0 +1,157 @@
+//go:build integration
+
+package tfjob
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+// loadExample reads a manifest of examples/ unchanged.
+func loadExample(t *testing.T, file string) *kubeflowv1.TFJob {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(framework.ExamplesDir(), file))
+	if err != nil {
+		t.Fatalf("Reading example: %v", err)
+	}
+	job := &kubeflowv1.TFJob{}
+	if err := yaml.UnmarshalStrict(data, job); err != nil {
+		t.Fatalf("Decoding %s: %v", file, err)
+	}
+	return job
+}
+
+// eventually polls cond until it holds or framework.Timeout passes.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, framework.Timeout, true, cond)
+	if err != nil {
+		t.Fatalf("Waiting for %s: %v", what, err)
+	}
+}
+
+// getJob reads a job from the apiserver.
+func getJob(ctx context.Context, ns, name string) (*kubeflowv1.TFJob, error) {
+	job := &kubeflowv1.TFJob{}
+	return job, apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)
+}
+
+// waitForCondition waits until the job's last condition is ctype.
+func waitForCondition(t *testing.T, ns, name string, ctype kubeflowv1.JobConditionType) *kubeflowv1.TFJob {
+	t.Helper()
+	var job *kubeflowv1.TFJob
+	eventually(t, "TFJob "+name+" to be "+string(ctype), func(ctx context.Context) (bool, error) {
+		var err error
+		if job, err = getJob(ctx, ns, name); err != nil {
+			return false, err
+		}
+		c := job.Status.Conditions
+		return len(c) > 0 && c[len(c)-1].Type == ctype && c[len(c)-1].Status == corev1.ConditionTrue, nil
+	})
+	return job
+}
+
+// waitForPods waits until the named pods exist and returns them.
+func waitForPods(t *testing.T, ns string, names ...string) map[string]*corev1.Pod {
+	t.Helper()
+	pods := map[string]*corev1.Pod{}
+	eventually(t, "pods to exist", func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			pod := &corev1.Pod{}
+			if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			pods[name] = pod
+		}
+		return true, nil
+	})
+	return pods
+}
+
+// waitForNewPod waits until the pod of name has a UID other than old.
+func waitForNewPod(t *testing.T, ns, name string, old string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	eventually(t, "pod "+name+" to be recreated", func(ctx context.Context) (bool, error) {
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return string(pod.UID) != old, nil
+	})
+	return pod
+}
+
+// waitGone waits until the object is deleted.
+func waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, obj.GetName()+" to be deleted", func(ctx context.Context) (bool, error) {
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// runPod marks a pod Running, as a kubelet would.
+func runPod(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	setPodStatus(t, pod, func(s *corev1.PodStatus) {
+		s.Phase = corev1.PodRunning
+		s.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: kubeflowv1.ContainerName, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+		}}
+	})
+}
+
+// endPod marks a pod's tensorflow container exited with code, and the pod
+// Succeeded (code 0) or Failed, as a kubelet would.
+func endPod(t *testing.T, pod *corev1.Pod, code int32) {
+	t.Helper()
+	setPodStatus(t, pod, func(s *corev1.PodStatus) {
+		s.Phase = corev1.PodSucceeded
+		if code != 0 {
+			s.Phase = corev1.PodFailed
+		}
+		s.ContainerStatuses = []corev1.ContainerStatus{{
+			Name:  kubeflowv1.ContainerName,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.Now()}},
+		}}
+	})
+}
+
+// setPodStatus writes a pod's status subresource, retrying on conflict.
+func setPodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
+	t.Helper()
+	eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
+		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return false, err
+		}
+		mutate(&pod.Status)
+		err := apiServer.Client.Status().Update(ctx, pod)
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// deleteNamespace deletes a namespace; the namespace controller removes
+// its contents in the background.
+func deleteNamespace(t *testing.T, name string) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := apiServer.Client.Delete(context.Background(), ns); client.IgnoreNotFound(err) != nil {
+		t.Errorf("Deleting namespace %s: %v", name, err)
+	}
+}
