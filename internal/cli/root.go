@@ -3,6 +3,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -55,6 +56,6 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 func isUsageError(err error) bool {
-	_, ok := err.(usageError)
-	return ok || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "accepts ")
+	var usage usageError
+	return errors.As(err, &usage) || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "accepts ")
 }

@@ -60,7 +60,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
 }
 
-// validate says what is wrong with the flags and how to fix it.
+// Validate says what is wrong with the flags and how to fix it.
 func (o *Options) Validate() error {
 	switch kubeflowv1.CleanPodPolicy(o.DefaultCleanPodPolicy) {
 	case kubeflowv1.CleanPodPolicyAll, kubeflowv1.CleanPodPolicyRunning, kubeflowv1.CleanPodPolicyNone:

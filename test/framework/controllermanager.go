@@ -18,7 +18,7 @@ import (
 type Process struct {
 	Name string
 	cmd  *exec.Cmd
-	done chan error
+	done chan struct{} // closed when the process has exited
 }
 
 // Stop sends SIGTERM, waits up to 10 s, then kills.
@@ -26,7 +26,7 @@ func (p *Process) Stop() error {
 	if p == nil || p.cmd.Process == nil {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM) // it may have exited already
 	select {
 	case <-p.done:
 		return nil
@@ -84,10 +84,11 @@ func startProcess(name, dir string, args ...string) (*Process, error) {
 		_ = log.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, cmd: cmd, done: make(chan error, 1)}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
 	go func() {
-		p.done <- cmd.Wait()
+		_ = cmd.Wait() // a stopped server exits non-zero
 		_ = log.Close()
+		close(p.done)
 	}()
 	return p, nil
 }
@@ -98,6 +99,6 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
 }

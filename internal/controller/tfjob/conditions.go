@@ -36,7 +36,7 @@ func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionTyp
 	if c := findCondition(status, ctype); c != nil && c.Status == cstatus {
 		next.LastTransitionTime = c.LastTransitionTime
 	}
-	kept := status.Conditions[:0:0]
+	var kept []kubeflowv1.JobCondition
 	for _, c := range status.Conditions {
 		switch {
 		case c.Type == ctype:
@@ -50,7 +50,8 @@ func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionTyp
 		}
 		kept = append(kept, c)
 	}
-	status.Conditions = append(kept, next)
+	kept = append(kept, next)
+	status.Conditions = kept
 	return true
 }
 

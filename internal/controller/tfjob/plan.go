@@ -89,7 +89,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		p.requeueAt(remaining)
 	}
 
-	r := p.observeReplicas(job, obs, mnow)
+	r := p.observeReplicas(job, obs)
 	if r.failure != "" {
 		p.fail(job, reasonFailed, r.failure, obs, now, pol)
 		return p
@@ -140,7 +140,7 @@ type replicaScan struct {
 // status.countedPods), schedules its replacement, and plans the pods to
 // create. Pods carry a tracking finalizer, so an ended pod stays visible
 // until its end is counted here and written.
-func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed, now metav1.Time) replicaScan {
+func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan {
 	st := &p.status
 	counted := sets.New(st.CountedPods...)
 	var scan replicaScan
@@ -305,7 +305,7 @@ func replicaStatusFor(st *kubeflowv1.JobStatus, jobName string, rtype kubeflowv1
 		st.ReplicaStatuses[rtype] = rs
 	}
 	rs.Selector = replicaTypeSelector(jobName, rtype)
-	rs.LabelSelector = &metav1.LabelSelector{MatchLabels: replicaTypeLabels(jobName, rtype)}
+	rs.LabelSelector = &metav1.LabelSelector{MatchLabels: replicaTypeLabels(jobName, rtype)} //nolint:staticcheck // v1 clients still read it
 	return rs
 }
 

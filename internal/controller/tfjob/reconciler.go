@@ -25,6 +25,10 @@ import (
 // ControllerName names the controller in logs, events and metrics.
 const ControllerName = "tfjob-controller"
 
+// conflictRetry is how soon a pass that met a newer job retries; the watch
+// usually brings the newer job sooner.
+const conflictRetry = 200 * time.Millisecond
+
 // Options are the manager-wide settings of the controller.
 type Options struct {
 	// DefaultCleanPodPolicy applies to jobs whose spec leaves it unset.
@@ -105,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
 	}

@@ -40,7 +40,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "tfjob suite: %v\n", err)
 		return 1
 	}
-	defer os.RemoveAll(logs)
+	defer func() { _ = os.RemoveAll(logs) }()
 	kcm, err := apiServer.StartControllerManager(logs, "garbage-collector-controller,namespace-controller")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tfjob suite: %v\n", err)
