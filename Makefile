@@ -43,9 +43,9 @@ $(BIN)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum hack/tools/etcd/main.
 $(BIN)/controller-gen: hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
-$(BIN)/golangci-lint: hack/tools/go.mod hack/tools/go.sum
+$(BIN)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
 	@echo ">> building golangci-lint (a few minutes the first time)"
-	cd hack/tools && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 ##@ Development
 

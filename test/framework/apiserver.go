@@ -46,6 +46,7 @@ func StartAPIServer() (*APIServer, error) {
 	}
 	env.ControlPlane.GetAPIServer().Configure().Append("bind-address", "127.0.0.1")
 	if _, err := env.Start(); err != nil {
+		_ = env.Stop() // Start leaves the servers running when installing the CRDs fails
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})

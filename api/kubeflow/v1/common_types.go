@@ -124,7 +124,6 @@ type SchedulingPolicy struct {
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
 	// queue is the scheduler queue of the job (Volcano). Immutable.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.runPolicy.schedulingPolicy.queue is immutable"
 	// +optional
 	Queue string `json:"queue,omitempty"`
 
@@ -205,6 +204,7 @@ type ReplicaStatus struct {
 	// +optional
 	SucceededIndexes []int32 `json:"succeededIndexes,omitempty"`
 	// labelSelector selects the pods of this replica type.
+	//
 	// Deprecated: use selector.
 	// +optional
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
@@ -238,16 +238,16 @@ type JobCondition struct {
 type JobConditionType string
 
 const (
-	// JobCreated: the job was accepted and its pods are being created.
+	// JobCreated means the job was accepted and its pods are being created.
 	JobCreated JobConditionType = "Created"
-	// JobRunning: the pods that decide the job's progress are running.
+	// JobRunning means the pods that decide the job's progress are running.
 	JobRunning JobConditionType = "Running"
-	// JobRestarting: one or more pods ended and are being restarted.
+	// JobRestarting means one or more pods ended and are being restarted.
 	JobRestarting JobConditionType = "Restarting"
-	// JobSucceeded: the job finished successfully. Terminal.
+	// JobSucceeded means the job finished successfully. Terminal.
 	JobSucceeded JobConditionType = "Succeeded"
-	// JobSuspended: the job is suspended and has no pods.
+	// JobSuspended means the job is suspended and has no pods.
 	JobSuspended JobConditionType = "Suspended"
-	// JobFailed: the job failed. Terminal.
+	// JobFailed means the job failed. Terminal.
 	JobFailed JobConditionType = "Failed"
 )

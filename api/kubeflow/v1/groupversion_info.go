@@ -1,8 +1,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,7 +11,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "kubeflow.org", Version: "v1"}
 
 	// SchemeBuilder registers the TFJob types with a runtime scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the TFJob types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
@@ -19,6 +20,8 @@ var (
 // Kind is the kind of the TFJob resource.
 const Kind = "TFJob"
 
-func init() {
-	SchemeBuilder.Register(&TFJob{}, &TFJobList{})
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, &TFJob{}, &TFJobList{})
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
 }

@@ -14,8 +14,8 @@ import (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts`,priority=1
 // +kubebuilder:printcolumn:name="Disruptions",type=integer,JSONPath=`.status.disruptions`,priority=1
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit), because pod and service names are derived from it"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.tfReplicaSpecs) || self.spec.tfReplicaSpecs.all(t, size(self.metadata.name) + size(t) + size(string((has(self.spec.tfReplicaSpecs[t].replicas) ? self.spec.tfReplicaSpecs[t].replicas : 1) - 1)) + 2 <= 63)",message="metadata.name is too long: the derived pod and service names <name>-<replica type>-<index> must fit in 63 characters; shorten metadata.name"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit), because pod and service names are derived from it",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.tfReplicaSpecs) || self.spec.tfReplicaSpecs.all(t, size(self.metadata.name) + size(t) + size(string((has(self.spec.tfReplicaSpecs[t].replicas) ? self.spec.tfReplicaSpecs[t].replicas : 1) - 1)) + 2 <= 63)",message="metadata.name is too long: the derived pod and service names <name>-<replica type>-<index> must fit in 63 characters; shorten metadata.name",fieldPath=".metadata.name"
 type TFJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.
@@ -23,7 +23,7 @@ type TFJob struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state of the TFJob.
-	// +optional
+	// +kubebuilder:validation:Required
 	Spec TFJobSpec `json:"spec,omitempty"`
 
 	// status is the most recently observed state of the TFJob, written by
@@ -34,7 +34,8 @@ type TFJob struct {
 
 // TFJobSpec is the desired state of a TFJob.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.runPolicy) && has(self.runPolicy.managedBy) ? self.runPolicy.managedBy : '-') == (has(oldSelf.runPolicy) && has(oldSelf.runPolicy.managedBy) ? oldSelf.runPolicy.managedBy : '-')",message="spec.runPolicy.managedBy is immutable: delete and recreate the TFJob to hand it to another controller"
+// +kubebuilder:validation:XValidation:rule="(has(self.runPolicy) && has(self.runPolicy.managedBy) ? self.runPolicy.managedBy : '-') == (has(oldSelf.runPolicy) && has(oldSelf.runPolicy.managedBy) ? oldSelf.runPolicy.managedBy : '-')",message="spec.runPolicy.managedBy is immutable: delete and recreate the TFJob to hand it to another controller",fieldPath=".runPolicy.managedBy"
+// +kubebuilder:validation:XValidation:rule="(has(self.runPolicy) && has(self.runPolicy.schedulingPolicy) && has(self.runPolicy.schedulingPolicy.queue) && size(self.runPolicy.schedulingPolicy.queue) > 0 ? self.runPolicy.schedulingPolicy.queue : '-') == (has(oldSelf.runPolicy) && has(oldSelf.runPolicy.schedulingPolicy) && has(oldSelf.runPolicy.schedulingPolicy.queue) && size(oldSelf.runPolicy.schedulingPolicy.queue) > 0 ? oldSelf.runPolicy.schedulingPolicy.queue : '-')",message="spec.runPolicy.schedulingPolicy.queue is immutable, including setting or removing it: delete and recreate the TFJob to move it to another queue",fieldPath=".runPolicy.schedulingPolicy.queue"
 type TFJobSpec struct {
 	// runPolicy holds the runtime policies of the job: pod clean-up, TTL,
 	// deadline, backoff, scheduling, suspension and the managing controller.
@@ -56,7 +57,7 @@ type TFJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(t, self.filter(u, u.lowerAscii() == t.lowerAscii()).size() == 1)",message="spec.tfReplicaSpecs names a replica type twice (keys that differ only in case are the same type); keep one"
 	// +kubebuilder:validation:XValidation:rule="self.filter(t, t.lowerAscii() in ['chief', 'master']).size() <= 1",message="spec.tfReplicaSpecs may have one Chief or one Master, not both (Master is the legacy name of Chief)"
 	// +kubebuilder:validation:XValidation:rule="self.all(t, !(t.lowerAscii() in ['chief', 'master']) || !has(self[t].replicas) || self[t].replicas <= 1)",message="spec.tfReplicaSpecs: Chief/Master replicas must be 0 or 1; use Worker for more replicas"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !(t.lowerAscii() in ['chief', 'master'] || (t.lowerAscii() == 'worker' && !self.exists(u, u.lowerAscii() in ['chief', 'master']))) || !has(self[t].restartPolicy) || self[t].restartPolicy != 'Always')",message="spec.tfReplicaSpecs: restartPolicy Always restarts the replica that decides success even after it exits 0, so the job could never finish; use OnFailure or ExitCode"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !(t.lowerAscii() in ['chief', 'master'] || (t.lowerAscii() == 'worker' && !self.exists(u, u.lowerAscii() in ['chief', 'master']))) || !has(self[t].restartPolicy) || self[t].restartPolicy != 'Always')",message="spec.tfReplicaSpecs: restartPolicy Always is not allowed on the Chief or Master, nor on Worker when there is no Chief or Master: it restarts the replica that decides success even after it exits 0, so the job could never finish; use OnFailure or ExitCode"
 	TFReplicaSpecs map[ReplicaType]*ReplicaSpec `json:"tfReplicaSpecs"`
 
 	// enableDynamicWorker makes TF_CONFIG sparse, so that workers can join
@@ -70,10 +71,10 @@ type TFJobSpec struct {
 type SuccessPolicy string
 
 const (
-	// SuccessPolicyDefault: the chief (or master) succeeded, or worker 0 when
+	// SuccessPolicyDefault means the chief (or master) succeeded, or worker 0 when
 	// there is no chief.
 	SuccessPolicyDefault SuccessPolicy = ""
-	// SuccessPolicyAllWorkers: every worker succeeded.
+	// SuccessPolicyAllWorkers means every worker succeeded.
 	SuccessPolicyAllWorkers SuccessPolicy = "AllWorkers"
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -154,4 +155,55 @@ func deleteNamespace(t *testing.T, name string) {
 	if err := apiServer.Client.Delete(context.Background(), ns); client.IgnoreNotFound(err) != nil {
 		t.Errorf("Deleting namespace %s: %v", name, err)
 	}
+}
+
+// consistently checks that bad stays false for d: the test of something
+// that must not happen.
+func consistently(t *testing.T, what string, d time.Duration, bad func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		return bad(context.Background()) // the poll's deadline is not the check's
+	})
+	if err == nil {
+		t.Fatalf("%s happened, and must not", what)
+	}
+	if ctx.Err() == nil {
+		t.Fatalf("Checking that %s does not happen: %v", what, err)
+	}
+}
+
+// podExists reports whether a pod of that name exists.
+func podExists(ctx context.Context, ns, name string) (bool, error) {
+	err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// waitForEvent waits for an event with the reason about the job.
+func waitForEvent(t *testing.T, ns, job, reason string) {
+	t.Helper()
+	eventually(t, "event "+reason, func(ctx context.Context) (bool, error) {
+		var events eventsv1.EventList
+		if err := apiServer.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == job && e.Reason == reason {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// lastCondition is the job's state.
+func lastCondition(job *kubeflowv1.TFJob) kubeflowv1.JobCondition {
+	if len(job.Status.Conditions) == 0 {
+		return kubeflowv1.JobCondition{}
+	}
+	return job.Status.Conditions[len(job.Status.Conditions)-1]
 }
