@@ -80,3 +80,7 @@ integration: $(CONTROL_PLANE) ## Suites against a real kube-apiserver and etcd.
 
 .PHONY: test
 test: unit integration ## Every test (builds the missing tools first).
+
+.PHONY: run
+run: $(CONTROL_PLANE) ## Start a local control plane with the example TFJobs and run the manager.
+	go run ./hack/localcluster
