@@ -188,7 +188,7 @@ type JobStatus struct {
 
 // ReplicaStatus is the observed state of the pods of one replica type.
 type ReplicaStatus struct {
-	// active is the number of pods pending or running.
+	// active is the number of running pods.
 	// +optional
 	Active int32 `json:"active,omitempty"`
 	// succeeded is the number of pods that succeeded.

@@ -56,7 +56,8 @@ func isMasterRole(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, rtyp
 	return rtype == kubeflowv1.ReplicaTypeWorker && index == 0 && !hasChief(specs)
 }
 
-// hasChief reports whether the job has a Chief or Master replica spec.
+// hasChief reports whether the job runs a Chief or Master; one with zero
+// replicas does not count, so worker 0 leads instead.
 func hasChief(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {
-	return specs[kubeflowv1.ReplicaTypeChief] != nil || specs[kubeflowv1.ReplicaTypeMaster] != nil
+	return replicas(specs[kubeflowv1.ReplicaTypeChief]) > 0 || replicas(specs[kubeflowv1.ReplicaTypeMaster]) > 0
 }

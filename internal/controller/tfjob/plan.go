@@ -89,16 +89,25 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		p.requeueAt(remaining)
 	}
 
+	counts := restartCounts{st.Restarts, st.Disruptions, st.CountedPods}
 	r := p.observeReplicas(job, obs)
 	if r.failure != "" {
+		counts.restore(st)
 		p.fail(job, reasonFailed, r.failure, obs, now, pol)
 		return p
 	}
 	if limit := job.Spec.RunPolicy.BackoffLimit; limit != nil && (r.backoffExceeded || st.Restarts+r.inPlaceRestarts > *limit) {
-		p.fail(job, reasonBackoffLimitExceeded, jobMessage(job, fmt.Sprintf("has failed because it restarted %d times, more than backoffLimit %d", st.Restarts+r.inPlaceRestarts, *limit)), obs, now, pol)
+		restarts := st.Restarts + r.inPlaceRestarts
+		why := fmt.Sprintf("it restarted %d times, more than backoffLimit %d", restarts, *limit)
+		if r.backoffExceeded {
+			why = fmt.Sprintf("a replica failed after %d restarts, the most backoffLimit %d allows", restarts, *limit)
+		}
+		counts.restore(st)
+		p.fail(job, reasonBackoffLimitExceeded, jobMessage(job, "has failed because "+why), obs, now, pol)
 		return p
 	}
 	if succeeded(job, st) {
+		counts.restore(st)
 		setCondition(st, kubeflowv1.JobSucceeded, corev1.ConditionTrue, reasonSucceeded, jobMessage(job, "successfully completed"), mnow)
 		st.CompletionTime = &mnow
 		p.emit(corev1.EventTypeNormal, reasonSucceeded, jobMessage(job, "successfully completed"))
@@ -106,6 +115,9 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		return p
 	}
 
+	for _, e := range r.events {
+		p.emit(e.eventType, e.reason, e.message)
+	}
 	switch {
 	case r.restartReason != "":
 		setCondition(st, kubeflowv1.JobRestarting, corev1.ConditionTrue, r.restartReason, r.restartMessage, mnow)
@@ -133,6 +145,20 @@ type replicaScan struct {
 	decidingRunning bool
 	// backoffExceeded: a replica failed with no restart left.
 	backoffExceeded bool
+	// events announce the restarts; emitted only if the job goes on.
+	events []event
+}
+
+// restartCounts are the status fields a pass's restarts change. A pass
+// that finishes the job restores them: its ended pods are cleaned up, not
+// restarted, so nothing is counted.
+type restartCounts struct {
+	restarts, disruptions int32
+	countedPods           []string
+}
+
+func (c restartCounts) restore(st *kubeflowv1.JobStatus) {
+	st.Restarts, st.Disruptions, st.CountedPods = c.restarts, c.disruptions, c.countedPods
 }
 
 // observeReplicas walks every replica: it records succeeded indexes and
@@ -199,9 +225,7 @@ func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan 
 				counted.Insert(string(pod.UID))
 			}
 			p.release(pod)
-			if pod.DeletionTimestamp == nil {
-				p.deletePods = append(p.deletePods, pod)
-			}
+			p.delete(pod)
 		}
 		rs.SucceededIndexes = sortedIndexes(done)
 		rs.Succeeded = int32(len(done))
@@ -217,11 +241,11 @@ func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan 
 	if restarted > 0 {
 		scan.restartReason = reasonRestarting
 		scan.restartMessage = jobMessage(job, fmt.Sprintf("is restarting because %d replica(s) failed", restarted))
-		p.emit(corev1.EventTypeWarning, reasonRestarting, scan.restartMessage)
+		scan.events = append(scan.events, event{corev1.EventTypeWarning, reasonRestarting, scan.restartMessage})
 	}
 	for _, reason := range sortedKeys(disrupted) {
 		msg := jobMessage(job, fmt.Sprintf("is restarting %d replica(s) ended by %s; not charged to backoffLimit", disrupted[reason], reason))
-		p.emit(corev1.EventTypeWarning, reason, msg)
+		scan.events = append(scan.events, event{corev1.EventTypeWarning, reason, msg})
 		scan.restartReason, scan.restartMessage = reason, msg
 	}
 	return scan
@@ -249,10 +273,10 @@ func succeeded(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus) bool {
 }
 
 // decidingType is the replica type whose success is the job's: Chief or
-// Master when present, else Worker.
+// Master when it runs a replica, else Worker.
 func decidingType(job *kubeflowv1.TFJob) kubeflowv1.ReplicaType {
 	for _, t := range []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster} {
-		if job.Spec.TFReplicaSpecs[t] != nil {
+		if replicas(job.Spec.TFReplicaSpecs[t]) > 0 {
 			return t
 		}
 	}
@@ -269,11 +293,22 @@ func (p *plan) fail(job *kubeflowv1.TFJob, reason, message string, obs observed,
 	p.finish(job, obs, now, pol)
 }
 
-// release schedules the removal of a pod's tracking finalizer.
+// release schedules the removal of a pod's tracking finalizer, once.
 func (p *plan) release(pod *corev1.Pod) {
-	if hasTrackingFinalizer(pod) {
+	if hasTrackingFinalizer(pod) && !containsPod(p.releasePods, pod) {
 		p.releasePods = append(p.releasePods, pod)
 	}
+}
+
+// delete schedules the deletion of a pod not yet being deleted, once.
+func (p *plan) delete(pod *corev1.Pod) {
+	if pod.DeletionTimestamp == nil && !containsPod(p.deletePods, pod) {
+		p.deletePods = append(p.deletePods, pod)
+	}
+}
+
+func containsPod(pods []*corev1.Pod, pod *corev1.Pod) bool {
+	return slices.ContainsFunc(pods, func(q *corev1.Pod) bool { return q.UID == pod.UID })
 }
 
 // emit queues an event.

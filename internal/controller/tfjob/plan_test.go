@@ -655,8 +655,9 @@ func TestPlanPass(t *testing.T) {
 				started(ago(5*time.Minute)).condition(kubeflowv1.JobRunning, corev1.ConditionTrue, reasonRunning, ago(4*time.Minute)).obj(),
 			pods: podList(runningPod(PS, 0), runningPod(Worker, 0), pendingPod(Worker, 1)),
 			wantStatus: statusSummary{
-				Conditions: []string{"Created=True/TFJobCreated", "Running=False/TFJobRunning", "Suspended=True/TFJobSuspended"},
-				Replicas:   map[kubeflowv1.ReplicaType]replicaSummary{PS: {}, Worker: {}},
+				Conditions:  []string{"Created=True/TFJobCreated", "Running=False/TFJobRunning", "Suspended=True/TFJobSuspended"},
+				CountedPods: []string{"uid-j-ps-0", "uid-j-worker-0", "uid-j-worker-1"},
+				Replicas:    map[kubeflowv1.ReplicaType]replicaSummary{PS: {}, Worker: {}},
 			},
 			wantPlan: planSummary{
 				DeletePods:     []string{"j-ps-0", "j-worker-0", "j-worker-1"},
@@ -669,10 +670,60 @@ func TestPlanPass(t *testing.T) {
 			job:        makeJob("j").replicas(Worker, 2, Never).suspend(true).started(ago(time.Hour)).suspendedAt(ago(time.Minute)).obj(),
 			noServices: true, pods: podList(makePod(j, Worker, 0).phase(corev1.PodRunning).deleting(ago(time.Second), 30).obj()),
 			wantStatus: statusSummary{
-				Conditions: []string{"Created=True/TFJobCreated", "Suspended=True/TFJobSuspended"},
-				Replicas:   map[kubeflowv1.ReplicaType]replicaSummary{Worker: {}},
+				Conditions:  []string{"Created=True/TFJobCreated", "Suspended=True/TFJobSuspended"},
+				CountedPods: []string{"uid-j-worker-0"},
+				Replicas:    map[kubeflowv1.ReplicaType]replicaSummary{Worker: {}},
 			},
 			wantPlan: planSummary{ReleasePods: []string{"j-worker-0"}},
+		},
+		"resumed while the suspended pods still terminate: the operator stopped them, no disruption": {
+			job: makeJob("j").replicas(Worker, 2, Never).suspend(false).suspendedAt(ago(time.Minute)).
+				counted("uid-j-worker-0").obj(),
+			pods: podList(makePod(j, Worker, 0).phase(corev1.PodRunning).deleting(ago(time.Second), 30).obj()),
+			wantStatus: statusSummary{
+				Conditions:  []string{"Suspended=False/TFJobResumed", "Created=True/TFJobCreated"},
+				StartTime:   rfc(testNow),
+				CountedPods: []string{"uid-j-worker-0"},
+				Replicas:    map[kubeflowv1.ReplicaType]replicaSummary{Worker: {}},
+			},
+			wantPlan: planSummary{
+				CreatePods:  []string{"j-worker-1"},
+				ReleasePods: []string{"j-worker-0"},
+				Events:      []string{"Normal/TFJobResumed"},
+			},
+		},
+		"a job that succeeds while a PS fails deletes and releases each pod once": {
+			job: makeJob("j").replicas(Chief, 1, Never).replicas(PS, 1, OnFailure).cleanPodPolicy(kubeflowv1.CleanPodPolicyAll).
+				started(ago(time.Minute)).obj(),
+			pods: podList(succeededPod(Chief, 0), failedPod(PS, 0, 1)),
+			wantStatus: statusSummary{
+				Conditions:     []string{"Created=True/TFJobCreated", "Succeeded=True/TFJobSucceeded"},
+				StartTime:      rfc(ago(time.Minute)),
+				CompletionTime: rfc(testNow),
+				Replicas:       map[kubeflowv1.ReplicaType]replicaSummary{Chief: {Succeeded: 1, SucceededIndexes: []int32{0}}, PS: {Failed: 1}},
+			},
+			wantPlan: planSummary{
+				DeletePods:     []string{"j-chief-0", "j-ps-0"},
+				ReleasePods:    []string{"j-chief-0", "j-ps-0"},
+				DeleteServices: []string{"j-chief-0", "j-ps-0"},
+				Events:         []string{"Normal/TFJobSucceeded"},
+			},
+		},
+		"a chief with no replicas leaves success to worker 0": {
+			job:  makeJob("j").replicas(Chief, 0, Never).replicas(Worker, 2, Never).started(ago(time.Minute)).obj(),
+			pods: podList(succeededPod(Worker, 0), runningPod(Worker, 1)),
+			wantStatus: statusSummary{
+				Conditions:     []string{"Created=True/TFJobCreated", "Succeeded=True/TFJobSucceeded"},
+				StartTime:      rfc(ago(time.Minute)),
+				CompletionTime: rfc(testNow),
+				Replicas:       map[kubeflowv1.ReplicaType]replicaSummary{Chief: {}, Worker: {Succeeded: 1, SucceededIndexes: []int32{0}}},
+			},
+			wantPlan: planSummary{
+				DeletePods:     []string{"j-worker-1"},
+				ReleasePods:    []string{"j-worker-0", "j-worker-1"},
+				DeleteServices: []string{"j-worker-0", "j-worker-1"},
+				Events:         []string{"Normal/TFJobSucceeded"},
+			},
 		},
 		"resume sets Suspended False and startTime again": {
 			job: makeJob("j").replicas(PS, 1, Never).replicas(Worker, 2, Never).suspend(false).deadline(300).
@@ -937,8 +988,9 @@ func TestPlanPassSuspendAndResume(t *testing.T) {
 		obs:     observe(job, runningPod(Worker, 0), runningPod(Worker, 1)),
 		suspend: true,
 		wantStatus: statusSummary{
-			Conditions: []string{"Created=True/TFJobCreated", "Running=False/TFJobRunning", "Suspended=True/TFJobSuspended"},
-			Replicas:   map[kubeflowv1.ReplicaType]replicaSummary{Worker: {}},
+			Conditions:  []string{"Created=True/TFJobCreated", "Running=False/TFJobRunning", "Suspended=True/TFJobSuspended"},
+			CountedPods: []string{"uid-j-worker-0", "uid-j-worker-1"},
+			Replicas:    map[kubeflowv1.ReplicaType]replicaSummary{Worker: {}},
 		},
 		wantPlan: planSummary{
 			DeletePods:     []string{"j-worker-0", "j-worker-1"},
@@ -1097,6 +1149,11 @@ func TestPlanPassMessages(t *testing.T) {
 			job:         makeJob("j").replicas(Worker, 1, OnFailure).backoffLimit(3).started(ago(time.Minute)).restarts(2).obj(),
 			pods:        podList(makePod(j, Worker, 0).phase(corev1.PodRunning).restarts(2).obj()),
 			wantMessage: "TFJob ns/j has failed because it restarted 4 times, more than backoffLimit 3.",
+		},
+		"a failure with no restart left": {
+			job:         makeJob("j").replicas(Worker, 1, OnFailure).backoffLimit(0).started(ago(time.Minute)).obj(),
+			pods:        podList(failedPod(Worker, 0, 1)),
+			wantMessage: "TFJob ns/j has failed because a replica failed after 0 restarts, the most backoffLimit 0 allows.",
 		},
 		"success": {
 			job:         makeJob("j").replicas(Worker, 1, Never).started(ago(time.Minute)).obj(),

@@ -208,6 +208,17 @@ func TestPodAndServicePorts(t *testing.T) {
 				{Name: "tfjob-port", Port: 2222, TargetPort: intstr.FromInt32(2222), Protocol: tcp},
 			},
 		},
+		"a UDP port stays UDP on the service": {
+			ports: []corev1.ContainerPort{{Name: "stats", ContainerPort: 8125, Protocol: corev1.ProtocolUDP}},
+			wantPod: []corev1.ContainerPort{
+				{Name: "stats", ContainerPort: 8125, Protocol: corev1.ProtocolUDP},
+				{Name: "tfjob-port", ContainerPort: 2222, Protocol: tcp},
+			},
+			wantServices: []corev1.ServicePort{
+				{Name: "stats", Port: 8125, TargetPort: intstr.FromInt32(8125), Protocol: corev1.ProtocolUDP},
+				{Name: "tfjob-port", Port: 2222, TargetPort: intstr.FromInt32(2222), Protocol: tcp},
+			},
+		},
 		"a custom tfjob-port among other ports": {
 			ports: []corev1.ContainerPort{
 				{Name: "tfjob-port", ContainerPort: 4444, Protocol: tcp},
@@ -404,5 +415,18 @@ func TestWithoutTrackingFinalizer(t *testing.T) {
 				t.Errorf("input changed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMasterRoleWithoutRunningChief: a Chief with zero replicas leads no
+// one, so worker 0 carries job-role=master.
+func TestMasterRoleWithoutRunningChief(t *testing.T) {
+	job := makeJob("j").replicas(Chief, 0, Never).replicas(Worker, 2, Never).obj()
+	pod, err := podFor(job, Worker, 0, podOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pod.Labels[kubeflowv1.JobRoleLabel]; got != kubeflowv1.JobRoleMaster {
+		t.Errorf("worker-0 job-role = %q, want master", got)
 	}
 }

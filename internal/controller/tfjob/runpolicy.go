@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
@@ -43,12 +44,9 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 	clean := cleanPodPolicy(job, pol)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
-		if pod.DeletionTimestamp != nil {
-			continue
-		}
 		running := pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodRunning
 		if clean == kubeflowv1.CleanPodPolicyAll || (clean == kubeflowv1.CleanPodPolicyRunning && running) {
-			p.deletePods = append(p.deletePods, pod)
+			p.delete(pod)
 		}
 	}
 	if clean != kubeflowv1.CleanPodPolicyNone {
@@ -71,13 +69,18 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 
 // suspend plans a suspended job: no pods and no services, a Suspended
 // condition, and no startTime, so that the deadline counts from the resume.
+// The pods it stops join countedPods: if the job resumes before they are
+// gone, their end is the operator's doing, not a disruption.
 func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
+	counted := sets.New(p.status.CountedPods...)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
-		if pod.DeletionTimestamp == nil {
-			p.deletePods = append(p.deletePods, pod)
+		p.delete(pod)
+		if pod.Status.Phase != corev1.PodSucceeded {
+			counted.Insert(string(pod.UID))
 		}
 	}
+	p.status.CountedPods = sets.List(counted)
 	p.deleteAllServices(obs)
 	p.status.StartTime = nil
 	if !hasCondition(&p.status, kubeflowv1.JobSuspended) {

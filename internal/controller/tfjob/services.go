@@ -20,7 +20,7 @@ func serviceFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int) 
 			Name:       p.Name,
 			Port:       p.ContainerPort,
 			TargetPort: intstr.FromInt32(p.ContainerPort),
-			Protocol:   corev1.ProtocolTCP,
+			Protocol:   protocolOf(p),
 		})
 	}
 	return &corev1.Service{
@@ -37,4 +37,12 @@ func serviceFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int) 
 			PublishNotReadyAddresses: true,
 		},
 	}
+}
+
+// protocolOf is the port's protocol, TCP when unset as in a pod spec.
+func protocolOf(p corev1.ContainerPort) corev1.Protocol {
+	if p.Protocol == "" {
+		return corev1.ProtocolTCP
+	}
+	return p.Protocol
 }

@@ -155,6 +155,11 @@ func (b *jobBuilder) restarts(n int32) *jobBuilder {
 }
 
 // obj returns the job as the reconciler hands it to planPass: defaulted.
+func (b *jobBuilder) counted(uids ...string) *jobBuilder {
+	b.job.Status.CountedPods = uids
+	return b
+}
+
 func (b *jobBuilder) obj() *kubeflowv1.TFJob {
 	kubeflowv1.Default(b.job)
 	return b.job
@@ -360,15 +365,15 @@ func summarisePlan(job *kubeflowv1.TFJob, p *plan) planSummary {
 	return s
 }
 
+// podNames lists the pods' names sorted, keeping duplicates: a plan must
+// delete or release each pod once.
 func podNames(pods []*corev1.Pod) []string {
-	names := sets.New[string]()
+	var names []string
 	for _, pod := range pods {
-		names.Insert(pod.Name)
+		names = append(names, pod.Name)
 	}
-	if names.Len() == 0 {
-		return nil
-	}
-	return sets.List(names)
+	sort.Strings(names)
+	return names
 }
 
 // replicaNames lists the replica names of a job for the given types, in
