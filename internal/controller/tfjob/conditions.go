@@ -24,10 +24,10 @@ const (
 // setCondition records a condition the way Kubeflow v1 does, so that the
 // last condition is the job's state: the new condition goes last; Running
 // and Restarting replace each other; Succeeded, Failed and Suspended turn
-// Running False. It returns false when the condition was already so.
-func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType, cstatus corev1.ConditionStatus, reason, message string, now metav1.Time) bool {
+// Running False. A condition that is already so is left untouched.
+func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType, cstatus corev1.ConditionStatus, reason, message string, now metav1.Time) {
 	if c := findCondition(status, ctype); c != nil && c.Status == cstatus && c.Reason == reason && c.Message == message {
-		return false
+		return
 	}
 	next := kubeflowv1.JobCondition{
 		Type: ctype, Status: cstatus, Reason: reason, Message: message,
@@ -52,7 +52,6 @@ func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionTyp
 	}
 	kept = append(kept, next)
 	status.Conditions = kept
-	return true
 }
 
 // stopsRunning reports whether a new condition ends the Running state.

@@ -138,9 +138,9 @@ func TestSetCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			start := append([]kubeflowv1.JobCondition(nil), tc.start...)
 			status := kubeflowv1.JobStatus{Conditions: tc.start}
-			changed := setCondition(&status, tc.ctype, tc.status, tc.reason, tc.message, metav1.NewTime(now))
-			if changed != tc.wantChanged {
-				t.Errorf("setCondition returned %v, want %v", changed, tc.wantChanged)
+			setCondition(&status, tc.ctype, tc.status, tc.reason, tc.message, metav1.NewTime(now))
+			if changed := !cmp.Equal(start, status.Conditions); changed != tc.wantChanged {
+				t.Errorf("setCondition changed the conditions: %v, want %v", changed, tc.wantChanged)
 			}
 			if diff := cmp.Diff(tc.want, status.Conditions); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)

@@ -17,11 +17,6 @@ func hasTrackingFinalizer(pod *corev1.Pod) bool {
 	return slices.Contains(pod.Finalizers, trackingFinalizer)
 }
 
-// withoutTrackingFinalizer returns the pod's finalizers less ours.
-func withoutTrackingFinalizer(finalizers []string) []string {
-	return slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return f == trackingFinalizer })
-}
-
 func sortedPods(pods map[string]*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(pods))
 	for _, name := range sortedNames(pods) {

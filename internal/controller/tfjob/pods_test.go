@@ -394,30 +394,6 @@ func TestOwnedBy(t *testing.T) {
 	}
 }
 
-func TestWithoutTrackingFinalizer(t *testing.T) {
-	cases := map[string]struct {
-		finalizers []string
-		want       []string
-	}{
-		"only ours":    {finalizers: []string{trackingFinalizer}, want: []string{}},
-		"ours amid":    {finalizers: []string{"a", trackingFinalizer, "b"}, want: []string{"a", "b"}},
-		"not ours":     {finalizers: []string{"a"}, want: []string{"a"}},
-		"no finalizer": {},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			in := append([]string(nil), tc.finalizers...)
-			got := withoutTrackingFinalizer(in)
-			if diff := cmp.Diff(tc.want, got, cmpOpts...); diff != "" {
-				t.Errorf("finalizers (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.finalizers, in); diff != "" {
-				t.Errorf("input changed (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestMasterRoleWithoutRunningChief: a Chief with zero replicas leads no
 // one, so worker 0 carries job-role=master.
 func TestMasterRoleWithoutRunningChief(t *testing.T) {

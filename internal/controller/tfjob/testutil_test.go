@@ -375,24 +375,3 @@ func podNames(pods []*corev1.Pod) []string {
 	sort.Strings(names)
 	return names
 }
-
-// replicaNames lists the replica names of a job for the given types, in
-// the order planPass walks them.
-func replicaNames(job *kubeflowv1.TFJob, types ...kubeflowv1.ReplicaType) []string {
-	var out []string
-	for _, id := range allReplicas(job) {
-		for _, t := range types {
-			if id.rtype == t {
-				out = append(out, replicaName(job.Name, id.rtype, id.index))
-			}
-		}
-	}
-	return out
-}
-
-// sorted returns a sorted copy of names.
-func sorted(names ...string) []string {
-	out := append([]string(nil), names...)
-	sort.Strings(out)
-	return out
-}

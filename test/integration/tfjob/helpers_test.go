@@ -157,11 +157,14 @@ func deleteNamespace(t *testing.T, name string) {
 	}
 }
 
-// consistently checks that bad stays false for d: the test of something
-// that must not happen.
-func consistently(t *testing.T, what string, d time.Duration, bad func(ctx context.Context) (bool, error)) {
+// quiet is how long a test watches for something that must not happen.
+const quiet = 2 * time.Second
+
+// consistently checks that bad stays false for a while: the test of
+// something that must not happen.
+func consistently(t *testing.T, what string, bad func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), quiet)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 		return bad(context.Background()) // the poll's deadline is not the check's

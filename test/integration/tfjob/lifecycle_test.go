@@ -16,9 +16,6 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
-// quiet is how long a test watches for something that must not happen.
-const quiet = 2 * time.Second
-
 // jobBuilder builds test TFJobs: makeJob(ns, "j").replicas(Worker, 2, OnFailure).obj().
 type jobBuilder struct{ job *kubeflowv1.TFJob }
 
@@ -76,7 +73,7 @@ func TestBackoffLimit(t *testing.T) {
 			t.Errorf("Failed reason = %s, want BackoffLimitExceeded", reason)
 		}
 		waitForEvent(t, ns, job.Name, "BackoffLimitExceeded")
-		consistently(t, "a third pod", quiet, func(ctx context.Context) (bool, error) {
+		consistently(t, "a third pod", func(ctx context.Context) (bool, error) {
 			pod := &corev1.Pod{}
 			err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "retry-worker-0"}, pod)
 			return err == nil && pod.UID != second.UID, client.IgnoreNotFound(err)
@@ -190,7 +187,7 @@ func TestCleanPodPolicy(t *testing.T) {
 					waitGone(t, pods[pod])
 					continue
 				}
-				consistently(t, pod+" deleted", quiet, func(ctx context.Context) (bool, error) {
+				consistently(t, pod+" deleted", func(ctx context.Context) (bool, error) {
 					exists, err := podExists(ctx, ns, pod)
 					return !exists, err
 				})
@@ -220,7 +217,7 @@ func TestFinishedReplicasStayFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pods["all-worker-0"])
-	consistently(t, "succeeded worker 0 started again", quiet, func(ctx context.Context) (bool, error) {
+	consistently(t, "succeeded worker 0 started again", func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "all-worker-0")
 	})
 
@@ -230,7 +227,7 @@ func TestFinishedReplicasStayFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pods["all-ps-0"])
-	consistently(t, "a finished job created a pod", quiet, func(ctx context.Context) (bool, error) {
+	consistently(t, "a finished job created a pod", func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "all-ps-0")
 	})
 }
@@ -249,7 +246,7 @@ func TestSuspendAndResume(t *testing.T) {
 	if suspended.Status.StartTime != nil {
 		t.Errorf("Suspended job has startTime %v", suspended.Status.StartTime)
 	}
-	consistently(t, "a suspended job created a pod", quiet, func(ctx context.Context) (bool, error) {
+	consistently(t, "a suspended job created a pod", func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "queued-worker-0")
 	})
 
@@ -301,7 +298,7 @@ func TestManagedBy(t *testing.T) {
 	makeJob(ns, "local").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyNever).
 		run(func(r *kubeflowv1.RunPolicy) { r.ManagedBy = ptr.To(kubeflowv1.ManagedByTrainingOperator) }).
 		create(t, "local-worker-0")
-	consistently(t, "backfill acted on a MultiKueue job", quiet, func(ctx context.Context) (bool, error) {
+	consistently(t, "backfill acted on a MultiKueue job", func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, ns, foreign.Name)
 		if err != nil {
 			return false, err
