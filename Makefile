@@ -13,6 +13,9 @@ K8S_LDFLAGS := -s -w \
 K8S_BINS := $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl
 CONTROL_PLANE := $(K8S_BINS) $(BIN)/etcd
 DEV_TOOLS := $(BIN)/controller-gen $(BIN)/golangci-lint
+PROM_VERSION := 3.16.0
+OBS_TOOLS := $(BIN)/prometheus $(BIN)/promtool
+SIM_TOOLS := $(BIN)/kwok
 
 .PHONY: help
 help: ## List the targets.
@@ -22,7 +25,7 @@ help: ## List the targets.
 ## only when missing or when its pins changed.
 
 .PHONY: tools
-tools: $(DEV_TOOLS) $(CONTROL_PLANE) ## Build every tool into bin/.
+tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Build every tool into bin/.
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE)
@@ -39,6 +42,18 @@ $(K8S_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum
 $(BIN)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum hack/tools/etcd/main.go
 	@echo ">> building etcd (about 1 minute the first time)"
 	cd hack/tools/etcd && go build -trimpath -ldflags "-s -w" -o $@ .
+
+$(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
+	@echo ">> building kwok (about 2 minutes the first time)"
+	cd hack/tools/kwok && go build -trimpath -ldflags "-s -w" -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+$(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
+	@echo ">> building prometheus and promtool $(PROM_VERSION) from source"
+	@echo "   (the first build takes several minutes and about 3.5 GB of memory; later runs take seconds)"
+	cd hack/tools/prometheus && CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROM_VERSION)" -o $(BIN)/ \
+		github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+	@touch $(OBS_TOOLS)
 
 $(BIN)/controller-gen: hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -60,7 +75,7 @@ verify: generate ## Prove generated files current, code formatted and vetted.
 	@git diff --exit-code -- api config deploy || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run gofmt -w"; exit 1; }
 	go vet ./...
-	go vet -tags integration ./test/...
+	go vet -tags integration,e2e ./test/...
 
 .PHONY: lint
 lint: $(BIN)/golangci-lint ## Run the linters of .golangci.yaml.
@@ -75,12 +90,19 @@ unit: ## Unit tests only: fast, no binaries needed.
 	go test ./...
 
 .PHONY: integration
-integration: $(CONTROL_PLANE) ## Suites against a real kube-apiserver and etcd.
+integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Suites against a real kube-apiserver and etcd.
 	go test -tags integration -count=1 ./test/integration/...
 
 .PHONY: test
-test: unit integration ## Every test (builds the missing tools first).
+test: unit integration e2e ## Every test (builds the missing tools first).
 
-.PHONY: run
-run: $(CONTROL_PLANE) ## Start a local control plane with the example TFJobs and run the manager.
-	go run ./hack/localcluster
+.PHONY: dev-tools
+dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Build what `backfill dev` runs.
+
+.PHONY: dev
+dev: dev-tools ## Start the local cluster with the demo (backfill dev up).
+	go run ./cmd/backfill dev up
+
+.PHONY: e2e
+e2e: dev-tools ## Suites against the whole local cluster (backfill dev).
+	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...

@@ -46,7 +46,7 @@ func newRootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(manager.NewCommand())
+	root.AddCommand(manager.NewCommand(), newDevCommand())
 	return root
 }
 

@@ -4,38 +4,32 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
 // Process is a server a suite started; it is stopped by the PID recorded
 // at start, never by name.
 type Process struct {
 	Name string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	proc *process.Process
 }
 
 // Stop sends SIGTERM, waits up to 10 s, then kills.
 func (p *Process) Stop() error {
-	if p == nil || p.cmd.Process == nil {
+	if p == nil || p.proc == nil {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM) // it may have exited already
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s (pid %d) did not stop on SIGTERM and was killed", p.Name, p.cmd.Process.Pid)
-	}
+	return p.proc.Stop(10 * time.Second)
 }
+
+// PID is the process id recorded at start.
+func (p *Process) PID() int { return p.proc.PID() }
 
 // StartControllerManager runs kube-controller-manager against the
 // apiserver with the given controllers (e.g. garbage-collector-controller),
@@ -44,16 +38,8 @@ func (a *APIServer) StartControllerManager(dir string, controllers string) (*Pro
 	if err := requireBinaries("kube-controller-manager"); err != nil {
 		return nil, err
 	}
-	user, err := a.Env.AddUser(envtest.User{Name: "controller-manager", Groups: []string{"system:masters"}}, nil)
+	path, err := a.AdminKubeconfig(dir, "controller-manager")
 	if err != nil {
-		return nil, fmt.Errorf("adding a controller-manager user: %w", err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "controller-manager.kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
 	port, err := FreePort()
@@ -72,25 +58,31 @@ func (a *APIServer) StartControllerManager(dir string, controllers string) (*Pro
 	)
 }
 
+// AdminKubeconfig writes dir/name.kubeconfig for a new user of that name in
+// system:masters, and returns its path.
+func (a *APIServer) AdminKubeconfig(dir, name string) (string, error) {
+	user, err := a.Env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding a %s user: %w", name, err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("building the %s kubeconfig: %w", name, err)
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // startProcess starts bin/name with args, its output in dir/name.log.
 func startProcess(name, dir string, args ...string) (*Process, error) {
-	log, err := os.Create(filepath.Join(dir, name+".log"))
+	proc, err := process.Start(filepath.Join(BinDir(), name), args, nil, filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(BinDir(), name), args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		_ = log.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait() // a stopped server exits non-zero
-		_ = log.Close()
-		close(p.done)
-	}()
-	return p, nil
+	return &Process{Name: name, proc: proc}, nil
 }
 
 // FreePort asks the kernel for a free loopback port.

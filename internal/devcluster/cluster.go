@@ -1,0 +1,339 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/gpusim"
+	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
+	"github.com/backfill-dev/backfill/internal/devcluster/process"
+	"github.com/backfill-dev/backfill/internal/manager"
+)
+
+// stopTimeout bounds how long a child gets to exit after SIGTERM.
+const stopTimeout = 15 * time.Second
+
+// defaultWait bounds the waits for the cluster to converge.
+const defaultWait = time.Minute
+
+// Cluster is a running local cluster. Stop ends every part of it.
+type Cluster struct {
+	opts   Options
+	out    io.Writer
+	state  *State
+	cp     *controlPlane
+	config *rest.Config
+	client client.Client
+
+	procs       []*process.Process // in start order
+	kwok        *kwok.Kwok
+	servers     []*http.Server
+	stopManager context.CancelFunc
+	managerDone chan error
+	stopSim     context.CancelFunc
+}
+
+// Up starts the local cluster and returns once every part is ready. It
+// refuses to start over a cluster that runs in the same state directory.
+func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if s, err := ReadState(opts.StateDir); err == nil && s.Running() {
+		return nil, fmt.Errorf("a local cluster is already running from %s (pid %d): use `backfill dev status`, or `backfill dev down` first", opts.StateDir, s.PID)
+	}
+	if err := resetStateDir(opts.StateDir); err != nil {
+		return nil, err
+	}
+	if err := ensureTools(opts, out); err != nil {
+		return nil, err
+	}
+
+	c = &Cluster{opts: opts, out: out, cp: &controlPlane{dir: opts.StateDir}}
+	c.state = &State{PID: os.Getpid(), StartedAt: time.Now()}
+	if err := c.state.write(opts.StateDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	steps := []struct {
+		what string
+		run  func(context.Context) error
+	}{
+		{"etcd and kube-apiserver", c.startAPIServer},
+		{"kube-controller-manager and kube-scheduler", c.startComponents},
+		{"simulated nodes (kwok)", c.startNodes},
+		{"the backfill manager", c.startManager},
+		{"the simulated GPU exporter", c.startGPUSim},
+		{"Prometheus", c.startPrometheus},
+	}
+	if opts.Demo {
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context) error
+		}{"the demo workloads", c.loadDemo})
+	}
+	for _, step := range steps {
+		fmt.Fprintf(out, "Starting %s ...\n", step.what)
+		if err := step.run(ctx); err != nil {
+			return c, fmt.Errorf("starting %s: %w", step.what, err)
+		}
+		if err := c.state.write(opts.StateDir); err != nil {
+			return c, err
+		}
+	}
+	c.state.Ready = true
+	return c, c.state.write(opts.StateDir)
+}
+
+// resetStateDir removes what an earlier cluster left in dir, and only that:
+// the directory may hold other files of the user's.
+func resetStateDir(dir string) error {
+	for _, name := range []string{"etcd", "pki", "kwok", "prometheus", "logs", "state.json", "kubeconfig"} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
+}
+
+// startChild runs a binary of BinDir with its log under logs/ and records
+// it as a component.
+func (c *Cluster) startChild(name string, address string, args ...string) error {
+	log := filepath.Join(c.opts.StateDir, "logs", name+".log")
+	p, err := process.Start(filepath.Join(c.opts.BinDir, name), args, nil, log)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	c.state.Components = append(c.state.Components, Component{Name: name, PID: p.PID(), Address: address, Log: log})
+	return nil
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	if err := c.cp.prepare(); err != nil {
+		return err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	etcdAddr := loopback(ports[0])
+	if err := c.startChild("etcd", etcdAddr, etcdArgs(c.opts.StateDir, ports[0], ports[1])...); err != nil {
+		return err
+	}
+	if err := waitHealthy(ctx, "http://"+etcdAddr+"/health", "", time.Minute); err != nil {
+		return err
+	}
+	apiAddr := loopback(ports[2])
+	if err := c.startChild("kube-apiserver", apiAddr, apiserverArgs(c.opts.StateDir, ports[0], ports[2])...); err != nil {
+		return err
+	}
+	c.cp.server = "https://" + apiAddr
+	if err := waitHealthy(ctx, c.cp.server+"/readyz", c.cp.token, 2*time.Minute); err != nil {
+		return err
+	}
+	if err := c.cp.writeKubeconfig(); err != nil {
+		return err
+	}
+	c.state.Kubeconfig, c.state.Server = c.cp.kubeconfig, c.cp.server
+	if c.config, err = clientcmd.BuildConfigFromFlags("", c.cp.kubeconfig); err != nil {
+		return err
+	}
+	if c.client, err = client.New(c.config, client.Options{Scheme: scheme()}); err != nil {
+		return err
+	}
+	// The garbage collector learns resource types when it starts: the CRD
+	// must exist before the controller-manager does.
+	return installCRDs(ctx, c.client)
+}
+
+func (c *Cluster) startComponents(ctx context.Context) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	if err := c.startChild("kube-controller-manager", loopback(ports[0]), c.cp.controllerManagerArgs(ports[0])...); err != nil {
+		return err
+	}
+	if err := c.startChild("kube-scheduler", loopback(ports[1]), c.cp.componentArgs(ports[1])...); err != nil {
+		return err
+	}
+	for _, port := range ports {
+		if err := waitHealthy(ctx, "https://"+loopback(port)+"/healthz", "", time.Minute); err != nil {
+			return err
+		}
+	}
+	return waitForDefaultServiceAccount(ctx, c.client)
+}
+
+func (c *Cluster) startNodes(ctx context.Context) error {
+	for _, spec := range c.nodeSpecs() {
+		if err := c.client.Create(ctx, kwok.NodeObject(spec)); err != nil {
+			return fmt.Errorf("creating node %s: %w", spec.Name, err)
+		}
+	}
+	k, err := kwok.Start(kwok.Options{
+		Binary:     filepath.Join(c.opts.BinDir, "kwok"),
+		Kubeconfig: c.cp.kubeconfig,
+		StateDir:   filepath.Join(c.opts.StateDir, "kwok"),
+	})
+	if err != nil {
+		return err
+	}
+	c.kwok = k
+	c.state.Components = append(c.state.Components, Component{Name: "kwok", PID: k.PID(), Address: k.Address(), Log: k.LogPath()})
+	return waitNodesReady(ctx, c.client, len(c.nodeSpecs()))
+}
+
+func (c *Cluster) startManager(ctx context.Context) error {
+	port, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress = loopback(port[0])
+	opts.HealthAddress = "0"
+	mctx, cancel := context.WithCancel(context.Background())
+	c.stopManager, c.managerDone = cancel, make(chan error, 1)
+	go func() { c.managerDone <- manager.RunWithConfig(mctx, c.config, opts) }()
+	c.state.Components = append(c.state.Components, Component{Name: "backfill-manager", PID: os.Getpid(), Address: opts.MetricsAddress})
+
+	sctx, stopSim := context.WithCancel(context.Background())
+	c.stopSim = stopSim
+	go simulateTraining(sctx, c.config, c.opts.TrainingDuration)
+	return waitHTTP(ctx, "http://"+opts.MetricsAddress+"/metrics", time.Minute)
+}
+
+func (c *Cluster) startGPUSim(ctx context.Context) error {
+	port, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	addr := loopback(port[0])
+	srv := gpusim.NewServer(addr, gpusim.ClientLister{Reader: c.client})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }() // ends with Shutdown
+	c.servers = append(c.servers, srv)
+	c.state.Components = append(c.state.Components, Component{Name: "gpu-exporter-simulator", PID: os.Getpid(), Address: addr})
+	return waitHTTP(ctx, "http://"+addr+gpusim.MetricsPath, 30*time.Second)
+}
+
+// Stop ends every part of the cluster, newest first, each child by the PID
+// recorded at its start, and marks the state directory stopped.
+func (c *Cluster) Stop() []error {
+	var errs []error
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].Name() == "prometheus" {
+			errs = append(errs, c.procs[i].Stop(stopTimeout))
+		}
+	}
+	for _, srv := range c.servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, srv.Shutdown(ctx))
+		cancel()
+	}
+	if c.stopSim != nil {
+		c.stopSim()
+	}
+	if c.stopManager != nil {
+		c.stopManager()
+		errs = append(errs, <-c.managerDone)
+	}
+	errs = append(errs, c.kwok.Stop())
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].Name() != "prometheus" {
+			errs = append(errs, c.procs[i].Stop(stopTimeout))
+		}
+	}
+	_ = os.Remove(statePath(c.opts.StateDir))
+	var failed []error
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return failed
+}
+
+// Done is closed when a child process exits on its own, which ends the
+// cluster's usefulness.
+func (c *Cluster) Done() <-chan string {
+	died := make(chan string, 1)
+	for _, p := range c.procs {
+		go func() {
+			<-p.Done()
+			select {
+			case died <- p.Name():
+			default:
+			}
+		}()
+	}
+	if c.kwok != nil {
+		go func() {
+			<-c.kwok.Done()
+			select {
+			case died <- "kwok":
+			default:
+			}
+		}()
+	}
+	return died
+}
+
+// scheme knows the core types, TFJob and CRDs.
+func scheme() *runtime.Scheme {
+	s := manager.Scheme()
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}
+
+// State is the cluster's recorded state.
+func (c *Cluster) State() *State { return c.state }
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// freePorts asks the kernel for n distinct free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitHTTP polls a plain http URL until it answers 200.
+func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+	return waitHealthy(ctx, url, "", timeout)
+}

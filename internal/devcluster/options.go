@@ -1,0 +1,81 @@
+package devcluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Options shape the local cluster.
+type Options struct {
+	// StateDir holds the kubeconfig, logs, data and state.json.
+	StateDir string
+	// BinDir holds the binaries hack/tools builds.
+	BinDir string
+	// RepoDir is the backfill checkout that builds missing binaries; empty
+	// when the binaries must already be there.
+	RepoDir string
+	// CPUNodes and GPUNodes count the simulated nodes of each kind.
+	CPUNodes, GPUNodes int
+	// NodeCPU and NodeMemory size every node; GPUsPerNode sizes GPU nodes.
+	NodeCPU, NodeMemory string
+	GPUsPerNode         int
+	// TrainingDuration is how long a simulated training replica runs
+	// before it exits 0.
+	TrainingDuration time.Duration
+	// Demo loads the online service and the example TFJobs.
+	Demo bool
+}
+
+// DefaultOptions are three CPU nodes and two GPU nodes of 8 GPUs, 16 cores
+// and 64 GiB each, training that runs three minutes.
+func DefaultOptions() Options {
+	return Options{
+		StateDir:         defaultStateDir(),
+		CPUNodes:         3,
+		GPUNodes:         2,
+		NodeCPU:          "16",
+		NodeMemory:       "64Gi",
+		GPUsPerNode:      8,
+		TrainingDuration: 3 * time.Minute,
+		Demo:             true,
+	}
+}
+
+// defaultStateDir is under the user's cache directory.
+func defaultStateDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "backfill", "dev")
+}
+
+// Validate says what is wrong with the options and how to fix it.
+func (o Options) Validate() error {
+	if o.StateDir == "" {
+		return fmt.Errorf("--state-dir is empty: give a directory for the cluster's state")
+	}
+	if o.CPUNodes < 0 || o.GPUNodes < 0 || o.CPUNodes+o.GPUNodes == 0 {
+		return fmt.Errorf("--cpu-nodes=%d --gpu-nodes=%d: need at least one node, and no negative count", o.CPUNodes, o.GPUNodes)
+	}
+	if o.CPUNodes+o.GPUNodes > 100 {
+		return fmt.Errorf("--cpu-nodes + --gpu-nodes = %d: at most 100 simulated nodes", o.CPUNodes+o.GPUNodes)
+	}
+	for flag, q := range map[string]string{"--node-cpu": o.NodeCPU, "--node-memory": o.NodeMemory} {
+		v, err := resource.ParseQuantity(q)
+		if err != nil || v.Sign() <= 0 {
+			return fmt.Errorf("%s=%q: must be a positive quantity such as 16 or 64Gi", flag, q)
+		}
+	}
+	if o.GPUsPerNode < 1 || o.GPUsPerNode > 16 {
+		return fmt.Errorf("--gpus-per-node=%d: must be 1 to 16", o.GPUsPerNode)
+	}
+	if o.TrainingDuration < time.Second {
+		return fmt.Errorf("--training-duration=%v: must be at least 1s", o.TrainingDuration)
+	}
+	return nil
+}

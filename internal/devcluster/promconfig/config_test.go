@@ -1,0 +1,140 @@
+package promconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func validTargets() Targets {
+	return Targets{
+		Manager:    "127.0.0.1:8080",
+		Kwok:       "127.0.0.1:10247",
+		Nodes:      []string{"gpu-node-1", "gpu-node-0"},
+		GPUSim:     "127.0.0.1:9400",
+		Prometheus: "127.0.0.1:9090",
+	}
+}
+
+func TestConfig(t *testing.T) {
+	got, err := Config(validTargets())
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	// The expectation is written as a reader of the file would check it;
+	// both sides are decoded, so the comparison ignores layout.
+	const want = `
+global:
+  scrape_interval: 5s
+  scrape_timeout: 4s
+  evaluation_interval: 5s
+scrape_configs:
+- job_name: backfill-manager
+  honor_labels: false
+  static_configs:
+  - targets: ["127.0.0.1:8080"]
+- job_name: kubelet-resource
+  honor_labels: true
+  static_configs:
+  - targets: ["127.0.0.1:10247"]
+    labels: {__metrics_path__: /metrics/nodes/gpu-node-0/metrics/resource, node: gpu-node-0}
+  - targets: ["127.0.0.1:10247"]
+    labels: {__metrics_path__: /metrics/nodes/gpu-node-1/metrics/resource, node: gpu-node-1}
+- job_name: dcgm-exporter
+  honor_labels: false
+  static_configs:
+  - targets: ["127.0.0.1:9400"]
+    labels: {namespace: backfill-dev, pod: gpusim, container: gpusim}
+- job_name: prometheus
+  honor_labels: false
+  static_configs:
+  - targets: ["127.0.0.1:9090"]
+`
+	if diff := cmp.Diff(decode(t, []byte(want)), decode(t, got)); diff != "" {
+		t.Errorf("prometheus.yml (-want +got):\n%s\ngot:\n%s", diff, got)
+	}
+}
+
+func TestConfigIsStable(t *testing.T) {
+	a, err := Config(validTargets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reordered := validTargets()
+	reordered.Nodes = []string{"gpu-node-0", "gpu-node-1"}
+	b, err := Config(reordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("the file depends on the order of the nodes:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestConfigWithoutNodes(t *testing.T) {
+	tg := validTargets()
+	tg.Nodes = nil
+	out, err := Config(tg)
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	var f file
+	if err := yaml.UnmarshalStrict(out, &f); err != nil {
+		t.Fatalf("decoding: %v", err)
+	}
+	for _, job := range f.ScrapeConfigs {
+		if job.JobName == JobKubeletResource && len(job.StaticConfigs) != 0 {
+			t.Errorf("kubelet-resource has %d static configs without nodes, want none", len(job.StaticConfigs))
+		}
+	}
+}
+
+func TestConfigRejectsBadTargets(t *testing.T) {
+	cases := map[string]struct {
+		mutate  func(*Targets)
+		wantErr string
+	}{
+		"missing manager address": {
+			mutate: func(t *Targets) { t.Manager = "" }, wantErr: "Manager address",
+		},
+		"a URL instead of host:port": {
+			mutate: func(t *Targets) { t.GPUSim = "http://127.0.0.1:9400" }, wantErr: "GPUSim address",
+		},
+		"no port": {
+			mutate: func(t *Targets) { t.Kwok = "127.0.0.1" }, wantErr: "Kwok address",
+		},
+		"no host": {
+			mutate: func(t *Targets) { t.Prometheus = ":9090" }, wantErr: "Prometheus address",
+		},
+		"a repeated node": {
+			mutate: func(t *Targets) { t.Nodes = append(t.Nodes, "gpu-node-0") }, wantErr: `node name "gpu-node-0"`,
+		},
+		"an empty node name": {
+			mutate: func(t *Targets) { t.Nodes = append(t.Nodes, "") }, wantErr: `node name ""`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tg := validTargets()
+			tc.mutate(&tg)
+			out, err := Config(tg)
+			if err == nil {
+				t.Fatalf("Config succeeded, want an error containing %q; got:\n%s", tc.wantErr, out)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func decode(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatalf("decoding YAML: %v\n%s", err, data)
+	}
+	return v
+}

@@ -1,0 +1,51 @@
+package devcluster
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// binaries are the tools the local cluster runs, all built by hack/tools.
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "prometheus"}
+
+// ensureTools builds the missing binaries through the checkout's Makefile,
+// streaming its progress, or says how to get them.
+func ensureTools(opts Options, out io.Writer) error {
+	var missing []string
+	for _, b := range binaries {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if opts.RepoDir == "" {
+		return fmt.Errorf("%v missing from %s: run `make dev-tools` in a backfill checkout, or `backfill dev up` from inside one", missing, opts.BinDir)
+	}
+	fmt.Fprintf(out, "Building %v into %s from their Go modules.\nThe first build takes 15-20 minutes and about 3.5 GB of memory; later starts take seconds.\n", missing, opts.BinDir)
+	cmd := exec.Command("make", "-C", opts.RepoDir, "dev-tools", "BIN="+opts.BinDir)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building the tools: %w", err)
+	}
+	return nil
+}
+
+// FindRepo returns the backfill checkout holding dir, or "" when dir is not
+// inside one.
+func FindRepo(dir string) string {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "tools", "kubernetes", "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,92 @@
+package devcluster
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
+)
+
+// simulateTraining stands in for the training code of the local cluster:
+// the example TFJobs apply unchanged, so their pods carry no simulation
+// hints. It gives every training pod that lacks them how long it runs
+// (parameter servers run until they are stopped, as in real life) and
+// how much CPU and memory it uses: what it requested. It looks once a
+// second, which is plenty for a simulation.
+func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duration) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		ctrl.Log.Error(err, "Training simulation off")
+		return
+	}
+	selector := kubeflowv1.OperatorNameLabel + "=" + kubeflowv1.OperatorName
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err == nil {
+			for i := range pods.Items {
+				pod := &pods.Items[i]
+				if hints := simulationHints(pod, runFor); hints != nil {
+					patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": hints}})
+					_, _ = cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// simulationHints are the annotations a training pod still needs, or nil.
+func simulationHints(pod *corev1.Pod, runFor time.Duration) map[string]string {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	hints := map[string]string{}
+	a := pod.Annotations
+	if _, ok := a[kwok.SimDurationAnnotation]; !ok && pod.Labels[kubeflowv1.ReplicaTypeLabel] != "ps" {
+		hints[kwok.SimDurationAnnotation] = runFor.String()
+	}
+	if _, ok := a[kwok.UsageCPUAnnotation]; !ok {
+		if cpu, mem := requests(pod); cpu != "" {
+			hints[kwok.UsageCPUAnnotation] = cpu
+			hints[kwok.UsageMemoryAnnotation] = mem
+		}
+	}
+	if len(hints) == 0 {
+		return nil
+	}
+	return hints
+}
+
+// requests are the CPU and memory the tensorflow container asks for.
+func requests(pod *corev1.Pod) (cpu, mem string) {
+	for _, c := range pod.Spec.Containers {
+		if c.Name != kubeflowv1.ContainerName {
+			continue
+		}
+		if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+			cpu = q.String()
+		}
+		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+			mem = q.String()
+		}
+	}
+	if mem == "" {
+		mem = "1Gi"
+	}
+	return cpu, mem
+}

@@ -1,0 +1,236 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/devcluster"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+// TestDevCluster starts `backfill dev up --detach` from nothing and checks
+// what a newcomer is promised: every component healthy, the nodes Ready
+// with their capacity, the demo TFJobs finishing, Prometheus holding the
+// manager's metrics, container CPU use and the GPU simulator's series with
+// no target down; a second `dev up` refused; `dev down` leaving no process
+// and no listening port behind.
+func TestDevCluster(t *testing.T) {
+	stateDir := t.TempDir()
+	dev := func(args ...string) (string, error) {
+		cmd := exec.Command(backfill, append([]string{"dev"}, append(args, "--state-dir", stateDir)...)...)
+		cmd.Dir = framework.RepoRoot()
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := dev("up", "--detach", "--bin-dir", framework.BinDir(), "--training-duration", "20s"); err != nil {
+		t.Fatalf("dev up --detach: %v\n%s", err, out)
+	}
+	state, err := devcluster.ReadState(stateDir)
+	if err != nil {
+		t.Fatalf("Reading the state after dev up: %v", err)
+	}
+	t.Cleanup(func() {
+		if state.Running() {
+			_, _ = dev("down")
+		}
+	})
+
+	if out, err := dev("status"); err != nil || !strings.Contains(out, "ready") {
+		t.Errorf("dev status: %v\n%s", err, out)
+	}
+	if out, err := dev("up", "--detach", "--bin-dir", framework.BinDir()); err == nil || !strings.Contains(out, "already running") {
+		t.Errorf("A second dev up: err %v, output:\n%s\nwant a refusal that says a cluster is already running", err, out)
+	}
+
+	c := clusterClient(t, state.Kubeconfig)
+	checkNodes(t, c)
+	waitJobsSucceed(t, c, "tfjob-mnist-single", "tfjob-distributed", "resnet50-ps")
+
+	prom := state.Prometheus
+	for what, query := range map[string]string{
+		"the manager's reconciles":        `sum(controller_runtime_reconcile_total{controller="tfjob-controller"})`,
+		"container CPU use":               `sum(rate(container_cpu_usage_seconds_total{container!=""}[1m]))`,
+		"the GPU simulator's GPUs":        `count(DCGM_FI_DEV_GPU_UTIL)`,
+		"a GPU attributed to a TFJob pod": `count(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ml-dev"})`,
+	} {
+		waitQueryPositive(t, prom, what, query)
+	}
+	checkTargetsUp(t, prom)
+
+	if out, err := dev("down"); err != nil {
+		t.Fatalf("dev down: %v\n%s", err, out)
+	}
+	for _, comp := range state.Components {
+		if err := syscall.Kill(comp.PID, 0); err == nil {
+			t.Errorf("%s (pid %d) still runs after dev down", comp.Name, comp.PID)
+		}
+		if conn, err := net.DialTimeout("tcp", comp.Address, time.Second); err == nil {
+			_ = conn.Close()
+			t.Errorf("%s still listens on %s after dev down", comp.Name, comp.Address)
+		}
+	}
+	if out, err := dev("status"); err == nil {
+		t.Errorf("dev status after dev down succeeded:\n%s", out)
+	}
+}
+
+func clusterClient(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// checkNodes: three CPU nodes and two GPU nodes of eight GPUs, Ready.
+func checkNodes(t *testing.T, c client.Client) {
+	t.Helper()
+	var nodes corev1.NodeList
+	if err := c.List(context.Background(), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	gpuNodes := 0
+	for _, n := range nodes.Items {
+		ready := false
+		for _, cond := range n.Status.Conditions {
+			ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+		}
+		if !ready {
+			t.Errorf("Node %s is not Ready", n.Name)
+		}
+		if gpus := n.Status.Allocatable["nvidia.com/gpu"]; gpus.Cmp(resource.MustParse("8")) == 0 {
+			gpuNodes++
+		}
+	}
+	if len(nodes.Items) != 5 || gpuNodes != 2 {
+		t.Errorf("Nodes: %d with %d GPU nodes, want 5 with 2", len(nodes.Items), gpuNodes)
+	}
+}
+
+// waitJobsSucceed waits until every named TFJob of ml-dev has Succeeded.
+func waitJobsSucceed(t *testing.T, c client.Client, names ...string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var states []string
+		done := true
+		for _, name := range names {
+			job := &kubeflowv1.TFJob{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "ml-dev", Name: name}, job); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			state := "none"
+			if cs := job.Status.Conditions; len(cs) > 0 {
+				state = string(cs[len(cs)-1].Type)
+			}
+			states = append(states, name+"="+state)
+			done = done && state == string(kubeflowv1.JobSucceeded)
+		}
+		last = strings.Join(states, " ")
+		return done, nil
+	})
+	if err != nil {
+		t.Fatalf("Waiting for the demo TFJobs to succeed: %v (last: %s)", err, last)
+	}
+}
+
+// waitQueryPositive waits until an instant query returns a value above 0.
+func waitQueryPositive(t *testing.T, prom, what, query string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var body struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if err := getJSON(ctx, prom+"/api/v1/query?query="+url.QueryEscape(query), &body); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprint(body.Data.Result)
+		if len(body.Data.Result) == 0 {
+			return false, nil
+		}
+		v, _ := body.Data.Result[0].Value[1].(string)
+		return v != "0", nil
+	})
+	if err != nil {
+		t.Errorf("Prometheus has no data for %s (%s): %v; last answer %s", what, query, err, last)
+	}
+}
+
+// checkTargetsUp: every scrape target of the local Prometheus is up.
+func checkTargetsUp(t *testing.T, prom string) {
+	t.Helper()
+	var body struct {
+		Data struct {
+			ActiveTargets []struct {
+				ScrapePool string `json:"scrapePool"`
+				ScrapeURL  string `json:"scrapeUrl"`
+				Health     string `json:"health"`
+				LastError  string `json:"lastError"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := getJSON(ctx, prom+"/api/v1/targets", &body); err != nil {
+			return false, nil
+		}
+		for _, target := range body.Data.ActiveTargets {
+			if target.Health != "up" {
+				return false, nil
+			}
+		}
+		return len(body.Data.ActiveTargets) > 0, nil
+	})
+	if err != nil {
+		for _, target := range body.Data.ActiveTargets {
+			if target.Health != "up" {
+				t.Errorf("Target %s %s is %s: %s", target.ScrapePool, target.ScrapeURL, target.Health, target.LastError)
+			}
+		}
+		t.Errorf("Waiting for every scrape target to be up: %v", err)
+	}
+}
+
+func getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
