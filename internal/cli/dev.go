@@ -65,6 +65,7 @@ func newDevUpCommand() *cobra.Command {
 	f.StringVar(&opts.NodeMemory, "node-memory", opts.NodeMemory, "Memory of each node.")
 	f.DurationVar(&opts.TrainingDuration, "training-duration", opts.TrainingDuration, "How long a simulated training replica runs before it exits 0.")
 	f.BoolVar(&opts.Demo, "demo", opts.Demo, "Load the online service and the example TFJobs.")
+	f.BoolVar(&opts.Gang, "gang", opts.Gang, "Turn on Kubernetes' gang scheduling (GenericWorkload), so that distributed TFJobs start all their pods or none.")
 	return cmd
 }
 

@@ -143,7 +143,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	apiAddr := loopback(ports[2])
-	if err := c.startChild("kube-apiserver", apiAddr, apiserverArgs(c.opts.StateDir, ports[0], ports[2])...); err != nil {
+	if err := c.startChild("kube-apiserver", apiAddr, apiserverArgs(c.opts.StateDir, ports[0], ports[2], c.opts.Gang)...); err != nil {
 		return err
 	}
 	c.cp.server = "https://" + apiAddr
@@ -170,10 +170,10 @@ func (c *Cluster) startComponents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.startChild("kube-controller-manager", loopback(ports[0]), c.cp.controllerManagerArgs(ports[0])...); err != nil {
+	if err := c.startChild("kube-controller-manager", loopback(ports[0]), c.cp.controllerManagerArgs(ports[0], c.opts.Gang)...); err != nil {
 		return err
 	}
-	if err := c.startChild("kube-scheduler", loopback(ports[1]), c.cp.componentArgs(ports[1])...); err != nil {
+	if err := c.startChild("kube-scheduler", loopback(ports[1]), c.cp.componentArgs(ports[1], c.opts.Gang)...); err != nil {
 		return err
 	}
 	for _, port := range ports {

@@ -86,41 +86,54 @@ func etcdArgs(dir string, client, peer int) []string {
 	}
 }
 
-func apiserverArgs(dir string, etcdPort, port int) []string {
+// gangGate turns on Kubernetes' gang scheduling: PodGroups in the
+// apiserver, the GangScheduling plugin in the scheduler, and the
+// controller-manager's PodGroup finalizer handling.
+const gangGate = "--feature-gates=GenericWorkload=true"
+
+func apiserverArgs(dir string, etcdPort, port int, gang bool) []string {
 	pki := filepath.Join(dir, "pki")
-	return []string{
-		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
+	var gates []string
+	if gang {
+		gates = []string{gangGate, "--runtime-config=scheduling.k8s.io/v1beta1=true"}
+	}
+	return append(gates,
+		"--etcd-servers=http://127.0.0.1:"+strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
+		"--secure-port="+strconv.Itoa(port),
 		// A loopback advertise address is refused by the default reconciler.
 		"--endpoint-reconciler-type=none",
-		"--cert-dir=" + pki,
-		"--token-auth-file=" + filepath.Join(pki, "tokens.csv"),
+		"--cert-dir="+pki,
+		"--token-auth-file="+filepath.Join(pki, "tokens.csv"),
 		"--authorization-mode=Node,RBAC", "--anonymous-auth=false",
-		"--service-account-key-file=" + filepath.Join(pki, "sa.pub"),
-		"--service-account-signing-key-file=" + filepath.Join(pki, "sa.key"),
+		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
+		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--allow-privileged=true",
-	}
+	)
 }
 
 // componentArgs are the flags kube-controller-manager and kube-scheduler
 // share: the admin kubeconfig for everything, loopback serving.
-func (cp *controlPlane) componentArgs(port int) []string {
-	return []string{
-		"--kubeconfig=" + cp.kubeconfig,
-		"--authentication-kubeconfig=" + cp.kubeconfig,
-		"--authorization-kubeconfig=" + cp.kubeconfig,
+func (cp *controlPlane) componentArgs(port int, gang bool) []string {
+	var gates []string
+	if gang {
+		gates = []string{gangGate}
+	}
+	return append(gates,
+		"--kubeconfig="+cp.kubeconfig,
+		"--authentication-kubeconfig="+cp.kubeconfig,
+		"--authorization-kubeconfig="+cp.kubeconfig,
 		"--authentication-skip-lookup=true",
 		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
+		"--secure-port="+strconv.Itoa(port),
 		"--leader-elect=false",
-	}
+	)
 }
 
-func (cp *controlPlane) controllerManagerArgs(port int) []string {
-	return append(cp.componentArgs(port),
+func (cp *controlPlane) controllerManagerArgs(port int, gang bool) []string {
+	return append(cp.componentArgs(port, gang),
 		"--service-account-private-key-file="+filepath.Join(cp.dir, "pki", "sa.key"),
 		"--root-ca-file="+filepath.Join(cp.dir, "pki", "apiserver.crt"),
 		"--use-service-account-credentials=true",

@@ -28,6 +28,9 @@ type Options struct {
 	TrainingDuration time.Duration
 	// Demo loads the online service and the example TFJobs.
 	Demo bool
+	// Gang turns on Kubernetes' gang scheduling (the GenericWorkload
+	// feature gate and scheduling.k8s.io/v1beta1 PodGroups).
+	Gang bool
 }
 
 // DefaultOptions are three CPU nodes and two GPU nodes of 8 GPUs, 16 cores
@@ -42,6 +45,7 @@ func DefaultOptions() Options {
 		GPUsPerNode:      8,
 		TrainingDuration: 3 * time.Minute,
 		Demo:             true,
+		Gang:             true,
 	}
 }
 

@@ -9,8 +9,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 )
 
@@ -76,6 +80,21 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "backfill-manager"
 
+	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return err
+	}
+	if err := colocation.EnsureOfflinePriorityClass(ctx, direct, opts.OfflinePriorityClass, opts.OfflinePriority); err != nil {
+		return err
+	}
+	gang, err := servesPodGroups(cfg)
+	if err != nil {
+		return err
+	}
+	if !gang {
+		logger.Info("The cluster serves no scheduling.k8s.io/v1beta1 PodGroup: distributed TFJobs start without gang scheduling (turn on the GenericWorkload feature gate)")
+	}
+
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -90,6 +109,9 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),
 		ClusterDomain:         opts.ClusterDomain,
 		Workers:               opts.Workers,
+		OfflinePriorityClass:  opts.OfflinePriorityClass,
+		GracePeriod:           opts.GracePeriod,
+		GangScheduling:        gang,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the TFJob controller: %w", err)
@@ -126,6 +148,28 @@ func managerOptions(opts Options) ctrl.Options {
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},
 	}
+}
+
+// servesPodGroups reports whether the apiserver serves Kubernetes' own gang
+// scheduling API, scheduling.k8s.io/v1beta1 PodGroups.
+func servesPodGroups(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	resources, err := dc.ServerResourcesForGroupVersion(schedulingv1beta1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering scheduling.k8s.io/v1beta1: %w", err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Name == "podgroups" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Scheme knows the core types and TFJob.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // Options are the manager's flags.
@@ -25,6 +26,9 @@ type Options struct {
 	Burst                   int
 	LogLevel                string
 	LogFormat               string
+	OfflinePriorityClass    string
+	OfflinePriority         int32
+	GracePeriod             time.Duration
 }
 
 // DefaultOptions suit a production cluster.
@@ -40,6 +44,9 @@ func DefaultOptions() Options {
 		Burst:                 100,
 		LogLevel:              "info",
 		LogFormat:             "json",
+		OfflinePriorityClass:  colocation.DefaultOfflinePriorityClass,
+		OfflinePriority:       colocation.DefaultOfflinePriority,
+		GracePeriod:           60 * time.Second,
 	}
 }
 
@@ -58,6 +65,9 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests to the apiserver above --kube-api-qps.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log verbosity: error, info, debug, or a number (higher is more verbose).")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
+	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
+	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
+	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 }
 
 // Validate says what is wrong with the flags and how to fix it.
@@ -84,6 +94,15 @@ func (o *Options) Validate() error {
 	}
 	if _, err := logLevel(o.LogLevel); err != nil {
 		return err
+	}
+	if o.OfflinePriorityClass == "" {
+		return fmt.Errorf("--offline-priority-class is empty: name the PriorityClass of training pods, e.g. %s", colocation.DefaultOfflinePriorityClass)
+	}
+	if o.OfflinePriority >= 0 {
+		return fmt.Errorf("--offline-priority=%d: must be below 0, the priority of online pods without a PriorityClass, or training would preempt them", o.OfflinePriority)
+	}
+	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
+		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -61,8 +62,18 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 		pend.created.Insert(serviceKey(svc.Name))
 		run(func() error { return r.create(gctx, svc) })
 	}
+	if p.createPodGroup {
+		// Before its pods: the scheduler holds them until it exists.
+		if err := r.create(ctx, podGroupFor(job, p.podGroupClass)); err != nil {
+			return pend, err
+		}
+	}
+	opts := r.podOptions()
+	if p.gangPods {
+		opts.podGroup = job.Name
+	}
 	for _, id := range p.createPods {
-		pod, err := podFor(job, id.rtype, id.index, podOptions{clusterDomain: r.opts.ClusterDomain})
+		pod, err := podFor(job, id.rtype, id.index, opts)
 		if err != nil {
 			return pend, err
 		}
@@ -84,9 +95,20 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 // names are deterministic.
 func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
 	if err := r.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %s %s: %w", strings.ToLower(fmt.Sprintf("%T", obj)[len("*v1."):]), obj.GetName(), err)
+		kind := fmt.Sprintf("%T", obj)
+		return fmt.Errorf("creating %s %s: %w", strings.ToLower(kind[strings.LastIndex(kind, ".")+1:]), obj.GetName(), err)
 	}
 	return nil
+}
+
+// podOptions are the manager's settings for the pods it creates.
+func (r *Reconciler) podOptions() podOptions {
+	opts := podOptions{clusterDomain: r.opts.ClusterDomain, offlinePriorityClass: r.opts.OfflinePriorityClass}
+	if r.opts.GracePeriod > 0 {
+		grace := int64(r.opts.GracePeriod / time.Second)
+		opts.gracePeriod = &grace
+	}
+	return opts
 }
 
 // deletePod deletes exactly the pod observed, never a successor of the

@@ -10,15 +10,16 @@ import (
 // Condition reasons. Kubeflow v1's are "TFJob" + the transition; the
 // failures backfill adds name their cause.
 const (
-	reasonCreated              = "TFJobCreated"
-	reasonRunning              = "TFJobRunning"
-	reasonRestarting           = "TFJobRestarting"
-	reasonSucceeded            = "TFJobSucceeded"
-	reasonFailed               = "TFJobFailed"
-	reasonSuspended            = "TFJobSuspended"
-	reasonResumed              = "TFJobResumed"
-	reasonBackoffLimitExceeded = "BackoffLimitExceeded"
-	reasonDeadlineExceeded     = "DeadlineExceeded"
+	reasonCreated               = "TFJobCreated"
+	reasonRunning               = "TFJobRunning"
+	reasonRestarting            = "TFJobRestarting"
+	reasonSucceeded             = "TFJobSucceeded"
+	reasonFailed                = "TFJobFailed"
+	reasonSuspended             = "TFJobSuspended"
+	reasonResumed               = "TFJobResumed"
+	reasonBackoffLimitExceeded  = "BackoffLimitExceeded"
+	reasonDeadlineExceeded      = "DeadlineExceeded"
+	reasonPriorityClassNotFound = "PriorityClassNotFound"
 )
 
 // setCondition records a condition the way Kubeflow v1 does, so that the

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,6 +68,22 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		} else {
 			obs.takenServices.Insert(svc.Name)
 		}
+	}
+	for _, name := range priorityClassesOf(job, r.opts.OfflinePriorityClass) {
+		err := r.client.Get(ctx, client.ObjectKey{Name: name}, &schedulingv1.PriorityClass{})
+		switch {
+		case apierrors.IsNotFound(err):
+			obs.missingPriorityClasses = append(obs.missingPriorityClasses, name)
+		case err != nil:
+			return obs, fmt.Errorf("reading PriorityClass %s: %w", name, err)
+		}
+	}
+	if r.opts.GangScheduling {
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), &schedulingv1beta1.PodGroup{})
+		if client.IgnoreNotFound(err) != nil {
+			return obs, fmt.Errorf("reading the PodGroup: %w", err)
+		}
+		obs.hasPodGroup = err == nil
 	}
 	return obs, nil
 }

@@ -3,6 +3,7 @@ package tfjob
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,11 @@ type observed struct {
 	// takenPods and takenServices are names held by objects the job does
 	// not own; the job waits for them to go rather than adopt them.
 	takenPods, takenServices sets.Set[string]
+	// hasPodGroup: the job's gang PodGroup exists.
+	hasPodGroup bool
+	// missingPriorityClasses are PriorityClasses the job's pods name that
+	// do not exist; pods naming them would be refused.
+	missingPriorityClasses []string
 }
 
 // replicaID names one replica of a job.
@@ -45,13 +51,21 @@ type plan struct {
 	releasePods    []*corev1.Pod
 	deleteServices []*corev1.Service
 	deleteJob      bool
-	events         []event
-	requeueAfter   time.Duration
+	// createPodGroup creates the job's gang, of priority podGroupClass;
+	// gangPods joins new pods to it.
+	createPodGroup, gangPods bool
+	podGroupClass            string
+	events                   []event
+	requeueAfter             time.Duration
 }
 
 // policy holds the manager-wide settings a plan depends on.
 type policy struct {
 	defaultCleanPodPolicy kubeflowv1.CleanPodPolicy
+	// gang: the cluster serves PodGroups for gang scheduling.
+	gang bool
+	// offlinePriorityClass is the PriorityClass of pods that name none.
+	offlinePriorityClass string
 }
 
 // planPass decides one reconcile pass for a job, given what the cache holds
@@ -75,7 +89,12 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		st.StartTime = nil
 		p.emit(corev1.EventTypeNormal, reasonResumed, jobMessage(job, "is resumed"))
 	}
-	if findCondition(st, kubeflowv1.JobCreated) == nil {
+	starting := !hasCondition(st, kubeflowv1.JobCreated)
+	if starting && len(obs.missingPriorityClasses) > 0 {
+		p.waitForPriorityClasses(job, obs, mnow)
+		return p
+	}
+	if starting {
 		setCondition(st, kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, jobMessage(job, "is created"), mnow)
 	}
 	if st.StartTime == nil {
@@ -129,7 +148,29 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 			p.createServices = append(p.createServices, id)
 		}
 	}
+	if len(obs.missingPriorityClasses) > 0 && len(p.createPods) > 0 {
+		p.createPods = nil
+		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, priorityClassMessage(job, obs))
+	}
+	p.planGang(job, obs, pol, starting)
 	return p
+}
+
+// waitForPriorityClasses holds a job whose pods would name a PriorityClass
+// that does not exist: the apiserver would refuse every pod, so the job
+// says so in its Created condition and an event, and starts no pod until
+// the class appears.
+func (p *plan) waitForPriorityClasses(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
+	msg := priorityClassMessage(job, obs)
+	if c := findCondition(&p.status, kubeflowv1.JobCreated); c == nil || c.Message != msg {
+		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, msg)
+	}
+	setCondition(&p.status, kubeflowv1.JobCreated, corev1.ConditionFalse, reasonPriorityClassNotFound, msg, now)
+}
+
+func priorityClassMessage(job *kubeflowv1.TFJob, obs observed) string {
+	return jobMessage(job, fmt.Sprintf("cannot start its pods: PriorityClass %s does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName",
+		strings.Join(obs.missingPriorityClasses, ", ")))
 }
 
 // replicaScan is what observeReplicas learned about the replicas.

@@ -8,10 +8,17 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
-// podOptions are the manager's settings that shape every pod.
+// podOptions are the settings that shape every pod.
 type podOptions struct {
 	// clusterDomain is appended to service names in TF_CONFIG, if set.
 	clusterDomain string
+	// offlinePriorityClass is the PriorityClass of pods that name none.
+	offlinePriorityClass string
+	// gracePeriod is the terminationGracePeriodSeconds of pods whose
+	// template sets none: time for training to save a checkpoint.
+	gracePeriod *int64
+	// podGroup, when set, joins the pod to the job's gang.
+	podGroup string
 }
 
 // podFor builds the pod of one replica from its template: our labels, the
@@ -44,9 +51,15 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 		Spec: template.Spec,
 	}
 	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
-	if sp := job.Spec.RunPolicy.SchedulingPolicy; sp != nil && sp.PriorityClass != "" {
-		// Kubeflow v1 never copied this to the pods.
-		pod.Spec.PriorityClassName = sp.PriorityClass
+	// Kubeflow v1 never copied schedulingPolicy.priorityClass to the pods.
+	pod.Spec.PriorityClassName = priorityClassFor(job, rtype, opts.offlinePriorityClass)
+	if pod.Spec.TerminationGracePeriodSeconds == nil && opts.gracePeriod != nil {
+		grace := *opts.gracePeriod
+		pod.Spec.TerminationGracePeriodSeconds = &grace
+	}
+	if opts.podGroup != "" {
+		group := opts.podGroup
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
 	}
 
 	var tfConfig string

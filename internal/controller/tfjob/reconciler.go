@@ -9,13 +9,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
@@ -35,6 +39,14 @@ type Options struct {
 	ClusterDomain string
 	// Workers is the number of jobs reconciled at once.
 	Workers int
+	// OfflinePriorityClass is the PriorityClass of pods that name none.
+	OfflinePriorityClass string
+	// GracePeriod is the termination grace period of pods whose template
+	// sets none: the time training has to save a checkpoint on SIGTERM.
+	GracePeriod time.Duration
+	// GangScheduling: the cluster serves scheduling.k8s.io/v1beta1
+	// PodGroups, so distributed jobs start as gangs.
+	GangScheduling bool
 }
 
 // eventRecorder is the events API the reconciler emits to.
@@ -65,7 +77,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := indexByJobName(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// Every change of the job wakes it, its own status writes included:
 		// a pass that waited for the cache to show its last write is woken
@@ -73,8 +85,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&kubeflowv1.TFJob{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
-		Complete(r)
+		// A PriorityClass that appears releases the jobs waiting for it.
+		Watches(&schedulingv1.PriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsWaitingToStart)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)})
+	if r.opts.GangScheduling {
+		b = b.Owns(&schedulingv1beta1.PodGroup{})
+	}
+	return b.Complete(r)
 }
 
 // Reconcile brings one job's pods, services and status in line with its
@@ -106,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy})
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.GangScheduling, offlinePriorityClass: r.opts.OfflinePriorityClass})
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {
@@ -151,4 +168,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflowv1.TFJob, sta
 		return "", fmt.Errorf("writing TFJob status: %w", err)
 	}
 	return before, nil
+}
+
+// jobsWaitingToStart are the jobs whose Created condition is not True yet,
+// e.g. waiting for a PriorityClass.
+func (r *Reconciler) jobsWaitingToStart(ctx context.Context, _ client.Object) []reconcile.Request {
+	var jobs kubeflowv1.TFJobList
+	if err := r.client.List(ctx, &jobs); err != nil {
+		log.FromContext(ctx).Error(err, "Listing TFJobs waiting for a PriorityClass")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range jobs.Items {
+		if !hasCondition(&jobs.Items[i].Status, kubeflowv1.JobCreated) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
+		}
+	}
+	return reqs
 }
