@@ -112,6 +112,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		OfflinePriorityClass:  opts.OfflinePriorityClass,
 		GracePeriod:           opts.GracePeriod,
 		GangScheduling:        gang,
+		StopNotice:            opts.StopNotice,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the TFJob controller: %w", err)

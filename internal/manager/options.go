@@ -29,6 +29,7 @@ type Options struct {
 	OfflinePriorityClass    string
 	OfflinePriority         int32
 	GracePeriod             time.Duration
+	StopNotice              time.Duration
 }
 
 // DefaultOptions suit a production cluster.
@@ -47,6 +48,7 @@ func DefaultOptions() Options {
 		OfflinePriorityClass:  colocation.DefaultOfflinePriorityClass,
 		OfflinePriority:       colocation.DefaultOfflinePriority,
 		GracePeriod:           60 * time.Second,
+		StopNotice:            15 * time.Second,
 	}
 }
 
@@ -67,6 +69,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
 	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
 	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
+	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before stopping a running training pod itself (suspend, clean-up after the job) the operator annotates it with backfill.dev/stop-reason and backfill.dev/stop-at; 0 stops at once.")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 }
 
@@ -100,6 +103,9 @@ func (o *Options) Validate() error {
 	}
 	if o.OfflinePriority >= 0 {
 		return fmt.Errorf("--offline-priority=%d: must be below 0, the priority of online pods without a PriorityClass, or training would preempt them", o.OfflinePriority)
+	}
+	if o.StopNotice < 0 || o.StopNotice > 10*time.Minute {
+		return fmt.Errorf("--stop-notice=%v: must be from 0 to 10m", o.StopNotice)
 	}
 	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
 		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)

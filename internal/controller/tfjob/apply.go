@@ -2,6 +2,7 @@ package tfjob
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,7 +27,7 @@ const writeConcurrency = 16
 // and finalizer releases first, then creates. It returns what the cache
 // must show before the next pass.
 func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) (*pending, error) {
-	pend := &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID]()}
+	pend := &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID](), noticed: sets.New[types.UID]()}
 	var created, deleted []string
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
@@ -56,6 +57,10 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	for _, pod := range p.releasePods {
 		pend.released.Insert(pod.UID)
 		run(func() error { return r.releasePod(gctx, pod) })
+	}
+	for _, n := range p.notices {
+		pend.noticed.Insert(n.pod.UID)
+		run(func() error { return r.notify(gctx, n) })
 	}
 	for _, id := range p.createServices {
 		svc := serviceFor(job, id.rtype, id.index)
@@ -126,6 +131,19 @@ func (r *Reconciler) releasePod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 var releasePatch = []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + trackingFinalizer + `"]}}`)
+
+// notify writes a stop notice on a pod.
+func (r *Reconciler) notify(ctx context.Context, n stopNotice) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		StopReasonAnnotation: n.reason,
+		StopAtAnnotation:     n.at.UTC().Format(time.RFC3339),
+	}}})
+	if err != nil {
+		return err
+	}
+	err = r.client.Patch(ctx, n.pod, client.RawPatch(types.MergePatchType, patch))
+	return r.ignoreGone(err, "noticing pod", n.pod.Name)
+}
 
 // releaseOrphans releases the pods of a job that is gone or being deleted,
 // so that garbage collection can remove them. uid, when set, limits it to

@@ -66,6 +66,14 @@ func stopsRunning(ctype kubeflowv1.JobConditionType, cstatus corev1.ConditionSta
 	return false
 }
 
+// lastCondition is the job's state.
+func lastCondition(status *kubeflowv1.JobStatus) kubeflowv1.JobCondition {
+	if len(status.Conditions) == 0 {
+		return kubeflowv1.JobCondition{}
+	}
+	return status.Conditions[len(status.Conditions)-1]
+}
+
 // findCondition returns the condition of a type, or nil.
 func findCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType) *kubeflowv1.JobCondition {
 	for i := range status.Conditions {

@@ -31,6 +31,7 @@ type pending struct {
 	created      sets.Set[string]    // pod and service names, kind-prefixed
 	deleted      sets.Set[types.UID] // pods to see terminating or gone
 	released     sets.Set[types.UID] // pods to see without our finalizer
+	noticed      sets.Set[types.UID] // pods to see with a stop notice
 	deadline     time.Time
 }
 
@@ -84,6 +85,9 @@ func (p *pending) seen(version string, obs observed) bool {
 			return false
 		}
 		if p.released.Has(pod.UID) && hasTrackingFinalizer(pod) {
+			return false
+		}
+		if p.noticed.Has(pod.UID) && pod.Annotations[StopAtAnnotation] == "" {
 			return false
 		}
 	}

@@ -47,6 +47,8 @@ type plan struct {
 	createPods     []replicaID
 	createServices []replicaID
 	deletePods     []*corev1.Pod
+	// notices are stop notices to write before stopping pods.
+	notices []stopNotice
 	// releasePods lose the tracking finalizer: their end is recorded.
 	releasePods    []*corev1.Pod
 	deleteServices []*corev1.Service
@@ -66,6 +68,8 @@ type policy struct {
 	gang bool
 	// offlinePriorityClass is the PriorityClass of pods that name none.
 	offlinePriorityClass string
+	// stopNotice is how long a pod the operator stops is told in advance.
+	stopNotice time.Duration
 }
 
 // planPass decides one reconcile pass for a job, given what the cache holds
@@ -81,7 +85,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		return p
 	}
 	if suspended(job) {
-		p.suspend(job, obs, mnow)
+		p.suspend(job, obs, now, pol)
 		return p
 	}
 	if hasCondition(st, kubeflowv1.JobSuspended) {

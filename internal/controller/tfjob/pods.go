@@ -75,6 +75,7 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 			continue
 		}
 		c.Ports = withDefaultPort(c.Ports)
+		withNoticeVolume(&pod.Spec, c)
 		if tfConfig != "" {
 			c.Env = append(c.Env, corev1.EnvVar{Name: "TF_CONFIG", Value: tfConfig})
 		}

@@ -70,10 +70,17 @@ func TestPodForWholePod(t *testing.T) {
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyOnFailure,
+			Volumes: []corev1.Volume{{
+				Name: "backfill-notice",
+				VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+					Items: []corev1.DownwardAPIVolumeFile{{Path: "annotations", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations"}}},
+				}},
+			}},
 			Containers: []corev1.Container{{
-				Name:  "tensorflow",
-				Image: testImage,
-				Ports: []corev1.ContainerPort{{Name: "tfjob-port", ContainerPort: 2222, Protocol: corev1.ProtocolTCP}},
+				Name:         "tensorflow",
+				Image:        testImage,
+				VolumeMounts: []corev1.VolumeMount{{Name: "backfill-notice", MountPath: "/etc/backfill", ReadOnly: true}},
+				Ports:        []corev1.ContainerPort{{Name: "tfjob-port", ContainerPort: 2222, Protocol: corev1.ProtocolTCP}},
 				Env: []corev1.EnvVar{
 					{Name: "EPOCHS", Value: "3"},
 					{Name: "TF_CONFIG", Value: `{"cluster":{"chief":["mnist-chief-0.ns.svc:2222"],"worker":["mnist-worker-0.ns.svc:2222","mnist-worker-1.ns.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`},

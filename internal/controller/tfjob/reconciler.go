@@ -47,6 +47,9 @@ type Options struct {
 	// GangScheduling: the cluster serves scheduling.k8s.io/v1beta1
 	// PodGroups, so distributed jobs start as gangs.
 	GangScheduling bool
+	// StopNotice is how long before stopping a running pod itself the
+	// operator tells the pod (see StopReasonAnnotation).
+	StopNotice time.Duration
 }
 
 // eventRecorder is the events API the reconciler emits to.
@@ -123,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.GangScheduling, offlinePriorityClass: r.opts.OfflinePriorityClass})
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.GangScheduling, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice})
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -42,11 +41,12 @@ func cleanPodPolicy(job *kubeflowv1.TFJob, pol policy) kubeflowv1.CleanPodPolicy
 func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	p.createPods, p.createServices = nil, nil
 	clean := cleanPodPolicy(job, pol)
+	reason := lastCondition(&p.status).Reason
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
 		running := pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodRunning
 		if clean == kubeflowv1.CleanPodPolicyAll || (clean == kubeflowv1.CleanPodPolicyRunning && running) {
-			p.delete(pod)
+			p.stop(pod, reason, now, pol.stopNotice)
 		}
 	}
 	if clean != kubeflowv1.CleanPodPolicyNone {
@@ -71,11 +71,11 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 // condition, and no startTime, so that the deadline counts from the resume.
 // The pods it stops join countedPods: if the job resumes before they are
 // gone, their end is the operator's doing, not a disruption.
-func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
+func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	counted := sets.New(p.status.CountedPods...)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
-		p.delete(pod)
+		p.stop(pod, reasonSuspended, now, pol.stopNotice)
 		if pod.Status.Phase != corev1.PodSucceeded {
 			counted.Insert(string(pod.UID))
 		}
@@ -84,7 +84,7 @@ func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
 	p.deleteAllServices(obs)
 	p.status.StartTime = nil
 	if !hasCondition(&p.status, kubeflowv1.JobSuspended) {
-		setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionTrue, reasonSuspended, jobMessage(job, "is suspended"), now)
+		setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionTrue, reasonSuspended, jobMessage(job, "is suspended"), metav1Time(now))
 		p.emit(corev1.EventTypeNormal, reasonSuspended, jobMessage(job, "is suspended"))
 	}
 	p.countActive(job, obs)

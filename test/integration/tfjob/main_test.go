@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +52,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts.StopNotice = stopNotice
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
 	defer func() {
@@ -91,3 +93,7 @@ func newNamespace(t *testing.T, name string) string {
 	t.Cleanup(func() { deleteNamespace(t, name) })
 	return name
 }
+
+// stopNotice is the manager's notice before it stops a running pod: short,
+// so the suites stay fast, and long enough to see the notice first.
+const stopNotice = 2 * time.Second

@@ -162,6 +162,14 @@ func TestSuccessStopsParameterServers(t *testing.T) {
 	if diff := cmp.Diff([]int32{0}, done.Status.ReplicaStatuses[kubeflowv1.ReplicaTypeWorker].SucceededIndexes); diff != "" {
 		t.Errorf("Worker succeededIndexes (-want +got):\n%s", diff)
 	}
+	noticed := &corev1.Pod{}
+	eventually(t, "the stop notice on ps-0", func(ctx context.Context) (bool, error) {
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pods["tfjob-distributed-ps-0"]), noticed)
+		return err == nil && noticed.Annotations["backfill.dev/stop-reason"] == "TFJobSucceeded", client.IgnoreNotFound(err)
+	})
+	if noticed.DeletionTimestamp != nil {
+		t.Errorf("ps-0 was being deleted when its notice appeared; want the notice %v first", stopNotice)
+	}
 	for _, name := range []string{"tfjob-distributed-ps-0", "tfjob-distributed-ps-1", "tfjob-distributed-worker-1"} {
 		waitGone(t, pods[name])
 	}
