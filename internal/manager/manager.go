@@ -28,6 +28,7 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
 // NewCommand returns `backfill manager`.
@@ -104,6 +105,9 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
+	}
+	if err := metrics.Setup(mgr); err != nil {
+		return fmt.Errorf("setting up the metrics: %w", err)
 	}
 	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{
 		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),

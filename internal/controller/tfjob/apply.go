@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
 // writeConcurrency bounds the writes one pass sends at once: a job's pods
@@ -99,9 +100,13 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 // create creates a child; AlreadyExists means a previous pass did, since
 // names are deterministic.
 func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
-	if err := r.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := r.client.Create(ctx, obj)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		kind := fmt.Sprintf("%T", obj)
 		return fmt.Errorf("creating %s %s: %w", strings.ToLower(kind[strings.LastIndex(kind, ".")+1:]), obj.GetName(), err)
+	}
+	if pod, ok := obj.(*corev1.Pod); ok && err == nil {
+		metrics.PodCreated(pod)
 	}
 	return nil
 }
@@ -119,7 +124,11 @@ func (r *Reconciler) podOptions() podOptions {
 // deletePod deletes exactly the pod observed, never a successor of the
 // same name.
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	return r.ignoreGone(r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}), "deleting pod", pod.Name)
+	err := r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err == nil {
+		metrics.PodDeleted(pod)
+	}
+	return r.ignoreGone(err, "deleting pod", pod.Name)
 }
 
 // releasePod removes the tracking finalizer. The strategic-merge directive

@@ -134,6 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
+	observePass(job, obs, p.status, now)
 	pend, err := r.apply(ctx, job, p)
 	if err != nil {
 		// The next pass re-plans from the cache; writes that did land are

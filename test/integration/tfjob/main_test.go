@@ -23,6 +23,9 @@ import (
 
 var apiServer *framework.APIServer
 
+// metricsURL is the manager's /metrics endpoint.
+var metricsURL string
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -49,9 +52,16 @@ func run(m *testing.M) int {
 	}
 	defer stopOrReport("kube-controller-manager", kcm.Stop)
 
+	port, err := framework.FreePort()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tfjob suite: %v\n", err)
+		return 1
+	}
+	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts.MetricsAddress, opts.HealthAddress = fmt.Sprintf("127.0.0.1:%d", port), "0"
 	opts.StopNotice = stopNotice
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()

@@ -1,0 +1,215 @@
+package metrics
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
+)
+
+// documented is a metric's name, type and labels, as
+// docs/observability.md lists them.
+type documented struct {
+	name, kind string
+	labels     []string
+}
+
+// every lists every metric, in the order of collectors.
+var every = []documented{
+	{NameJobsCreated, "counter", []string{"job_namespace", "framework"}},
+	{NameJobsDeleted, "counter", []string{"job_namespace", "framework"}},
+	{NameJobsSuccessful, "counter", []string{"job_namespace", "framework"}},
+	{NameJobsFailed, "counter", []string{"job_namespace", "framework"}},
+	{NameJobsRestarted, "counter", []string{"job_namespace", "framework"}},
+	{NameJobs, "gauge", []string{"namespace", "phase"}},
+	{NamePodsCreated, "counter", []string{"replica_type"}},
+	{NamePodsDeleted, "counter", []string{"replica_type"}},
+	{NameReplicaRestarts, "counter", []string{"cause"}},
+	{NameDisruptions, "counter", []string{"reason"}},
+	{NameTimeToRunning, "histogram", []string{"namespace"}},
+	{NameDuration, "histogram", []string{"result"}},
+}
+
+// TestLabelsBounded feeds every entry point odd input and checks that each
+// series has only its documented labels, with values from the documented
+// sets (namespaces aside), and never a job or pod name.
+func TestLabelsBounded(t *testing.T) {
+	namespaces := []string{"team-a", "team-b"}
+	bounded := map[string][]string{
+		"framework":     {Framework},
+		"phase":         append(slices.Clone(Phases), PhaseUnknown),
+		"replica_type":  ReplicaTypes,
+		"cause":         {string(CauseExitCode), string(CauseOnFailure), string(CauseInPlace)},
+		"reason":        DisruptionReasons,
+		"result":        {ResultSucceeded, ResultFailed},
+		"namespace":     namespaces,
+		"job_namespace": namespaces,
+	}
+	leading := make(chan struct{})
+	close(leading)
+	var jobs []*kubeflowv1.TFJob
+	for i, ns := range namespaces {
+		for _, conditions := range [][]string{nil, {"Created"}, {"Created", "Running"}, {"Created", "Restarting"}, {"Created", "Failed"}, {"Created", "Running=False", "Succeeded"}, {"Whatever"}} {
+			j := job(ns, twoWorkersOnePS, status(conditions...))
+			j.Name = "job-with-a-unique-name-" + ns + strings.Join(conditions, "-") + string(rune('a'+i))
+			jobs = append(jobs, j)
+		}
+	}
+
+	got := gather(t, func() {
+		for _, j := range jobs {
+			st := with(j.Status, func(st *kubeflowv1.JobStatus) {
+				active(Worker, 2, 0)(st)
+				active(PS, 1, 0)(st)
+				times(ago(100*time.Second), ago(0))(st)
+			})
+			empty := j.DeepCopy()
+			empty.Status = kubeflowv1.JobStatus{}
+			ObservePass(Pass{Job: empty, Status: &st, Now: testNow,
+				Restarts:    map[RestartCause]int{CauseExitCode: 1, CauseOnFailure: 1, "weird": 1},
+				Disruptions: map[string]int{colocation.ReasonDeletionByPodGC: 1, "NodeOnFire": 1},
+			})
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-worker-0", Labels: map[string]string{kubeflowv1.ReplicaTypeLabel: j.Name}}}
+			PodCreated(pod)
+			PodDeleted(pod)
+			jobDeleted(j)
+		}
+	})
+	phases := &phaseCollector{desc: jobPhases.desc}
+	var objs []client.Object
+	for _, j := range jobs {
+		objs = append(objs, j)
+	}
+	phases.use(fakeReader(t, objs...), leading)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(phases)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range series(families) {
+		got[k] = v
+	}
+
+	if len(got) == 0 {
+		t.Fatal("No series at all")
+	}
+	seen := map[string]bool{}
+	for s := range got {
+		name, labels, _ := strings.Cut(strings.TrimSuffix(strings.TrimSuffix(s, " count"), " sum"), "{")
+		seen[name] = true
+		i := slices.IndexFunc(every, func(m documented) bool {
+			return m.name == name
+		})
+		if i < 0 {
+			t.Errorf("Series %s of an undocumented metric", s)
+			continue
+		}
+		for _, pair := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
+			label, value, _ := strings.Cut(pair, "=")
+			if !slices.Contains(every[i].labels, label) {
+				t.Errorf("Series %s: label %s is not one of %v", s, label, every[i].labels)
+			}
+			if !slices.Contains(bounded[label], value) {
+				t.Errorf("Series %s: %s=%q is not one of %v", s, label, value, bounded[label])
+			}
+			if strings.Contains(value, "unique-name") {
+				t.Errorf("Series %s names a job or pod", s)
+			}
+		}
+	}
+	for _, m := range every {
+		if !seen[m.name] {
+			t.Errorf("No series of %s: the test does not reach it", m.name)
+		}
+	}
+}
+
+// TestRegister checks that Register puts every metric on controller-
+// runtime's registry, the one the manager's /metrics serves.
+func TestRegister(t *testing.T) {
+	Register()
+	Register() // a second manager in the process must not panic
+	for _, c := range collectors {
+		var already prometheus.AlreadyRegisteredError
+		if err := ctrlmetrics.Registry.Register(c); !errors.As(err, &already) {
+			t.Errorf("Registering %v again: %v, want AlreadyRegisteredError", describe(c), err)
+		}
+	}
+	var names []string
+	for _, c := range collectors {
+		names = append(names, describe(c)...)
+	}
+	var want []string
+	for _, m := range every {
+		want = append(want, m.name)
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("Registered metrics = %v, want %v", names, want)
+	}
+}
+
+// describe names the metrics of a collector.
+func describe(c prometheus.Collector) []string {
+	ch := make(chan *prometheus.Desc, 10)
+	c.Describe(ch)
+	close(ch)
+	var names []string
+	for d := range ch {
+		// Desc keeps its name private; its String form starts with it.
+		s := d.String()
+		start := strings.Index(s, `fqName: "`) + len(`fqName: "`)
+		names = append(names, s[start:start+strings.Index(s[start:], `"`)])
+	}
+	return names
+}
+
+// TestDocumented checks that docs/observability.md lists every metric
+// with its type and labels.
+func TestDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/observability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			name := strings.Split(line, "`")[1]
+			rows[name] = line
+		}
+	}
+	for _, m := range every {
+		row, ok := rows[m.name]
+		if !ok {
+			t.Errorf("docs/observability.md has no row for %s", m.name)
+			continue
+		}
+		cells := strings.Split(row, "|")
+		if len(cells) < 5 || strings.TrimSpace(cells[2]) != m.kind {
+			t.Errorf("docs/observability.md: %s is not listed as a %s: %s", m.name, m.kind, row)
+		}
+		for _, l := range m.labels {
+			if len(cells) < 5 || !strings.Contains(cells[3], "`"+l+"`") {
+				t.Errorf("docs/observability.md: %s does not list label %s: %s", m.name, l, row)
+			}
+		}
+	}
+	for name := range rows {
+		if !slices.ContainsFunc(every, func(m documented) bool {
+			return m.name == name
+		}) && (strings.HasPrefix(name, "backfill_") || strings.HasPrefix(name, "training_operator_")) {
+			t.Errorf("docs/observability.md lists %s, which the operator does not export", name)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// Setup registers the metrics and connects them to a manager: the
+// backfill_tfjobs gauge reads the manager's cache, and, while the manager
+// leads, the cache's informers count the TFJobs deleted and the containers
+// of TFJob pods restarted in place. Neither is a change a reconcile pass
+// writes: a deleted job has no pass, and an in-place restart is the
+// kubelet's.
+func Setup(mgr manager.Manager) error {
+	Register()
+	jobPhases.use(mgr.GetCache(), mgr.Elected())
+	// A plain runnable runs only on the leader.
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return watch(ctx, mgr.GetCache())
+	}))
+}
+
+// watch counts from the cache's informers until ctx ends.
+func watch(ctx context.Context, c cache.Cache) error {
+	jobs, err := c.GetInformer(ctx, &kubeflowv1.TFJob{})
+	if err != nil {
+		return fmt.Errorf("metrics: TFJob informer: %w", err)
+	}
+	pods, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("metrics: pod informer: %w", err)
+	}
+	// The informers replay their objects as additions, which count nothing.
+	jobHandler, err := jobs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: jobDeleted})
+	if err != nil {
+		return fmt.Errorf("metrics: watching TFJob deletions: %w", err)
+	}
+	podHandler, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: podUpdated})
+	if err != nil {
+		return errors.Join(fmt.Errorf("metrics: watching pod restarts: %w", err), jobs.RemoveEventHandler(jobHandler))
+	}
+	<-ctx.Done()
+	return errors.Join(jobs.RemoveEventHandler(jobHandler), pods.RemoveEventHandler(podHandler))
+}
+
+// jobDeleted counts a TFJob the informer saw deleted, if this operator
+// manages it. obj is the job, or a tombstone when the informer missed the
+// deletion and learned of it by listing again.
+func jobDeleted(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	job, ok := obj.(*kubeflowv1.TFJob)
+	if !ok {
+		return
+	}
+	if m := job.Spec.RunPolicy.ManagedBy; m != nil && *m != kubeflowv1.ManagedByTrainingOperator {
+		return
+	}
+	jobsDeleted.WithLabelValues(job.Namespace, Framework).Inc()
+}
+
+// podUpdated counts the containers of a TFJob pod that the kubelet
+// restarted between two versions of the pod.
+func podUpdated(oldObj, newObj any) {
+	before, ok1 := oldObj.(*corev1.Pod)
+	after, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 || !ownedByTFJob(after) {
+		return
+	}
+	if n := inPlaceRestarts(before, after); n > 0 {
+		replicaRestarts.WithLabelValues(string(CauseInPlace)).Add(float64(n))
+	}
+}
+
+// inPlaceRestarts is how much the restart counts of a pod's containers
+// grew from one version of the pod to the next.
+func inPlaceRestarts(before, after *corev1.Pod) int32 {
+	was := map[string]int32{}
+	for _, s := range before.Status.ContainerStatuses {
+		was[s.Name] = s.RestartCount
+	}
+	var n int32
+	for _, s := range after.Status.ContainerStatuses {
+		if grew := s.RestartCount - was[s.Name]; grew > 0 {
+			n += grew
+		}
+	}
+	return n
+}
+
+func ownedByTFJob(pod *corev1.Pod) bool {
+	for _, ref := range pod.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == kubeflowv1.Kind && ref.APIVersion == kubeflowv1.GroupVersion.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// PodCreated counts a replica pod the operator created.
+func PodCreated(pod *corev1.Pod) {
+	podsCreated.WithLabelValues(replicaTypeLabel(pod.Labels[kubeflowv1.ReplicaTypeLabel])).Inc()
+}
+
+// PodDeleted counts a replica pod the operator deleted.
+func PodDeleted(pod *corev1.Pod) {
+	podsDeleted.WithLabelValues(replicaTypeLabel(pod.Labels[kubeflowv1.ReplicaTypeLabel])).Inc()
+}
