@@ -67,7 +67,7 @@ $(BIN)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/g
 .PHONY: generate
 generate: $(BIN)/controller-gen $(BIN)/kubectl ## Regenerate deepcopy and the CRD.
 	$(BIN)/controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	$(BIN)/controller-gen paths=./api/... crd:maxDescLen=0 output:crd:artifacts:config=config/crd/bases
+	$(BIN)/controller-gen paths=./api/... crd:maxDescLen=0,generateEmbeddedObjectMeta=true output:crd:artifacts:config=config/crd/bases
 	$(BIN)/kubectl kustomize config/crd > deploy/crds/kubeflow.org_tfjobs.yaml
 
 .PHONY: verify

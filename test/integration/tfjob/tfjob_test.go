@@ -257,3 +257,29 @@ func TestDeletingJobCollectsChildren(t *testing.T) {
 		waitGone(t, obj)
 	}
 }
+
+// The pod template's metadata reaches the pods: Kubeflow manifests often
+// annotate it (sidecar injection, scrape hints) and label it.
+func TestTemplateMetadataReachesPods(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "")
+	job := loadExample(t, "tfjob-mnist-single.yaml")
+	job.Namespace = ns
+	tmpl := &job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template
+	tmpl.Labels = map[string]string{"team": "vision"}
+	tmpl.Annotations = map[string]string{"sidecar.istio.io/inject": "false"}
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := getJob(ctx, ns, job.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stored.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Annotations; got["sidecar.istio.io/inject"] != "false" {
+		t.Fatalf("The apiserver dropped the template's annotations: stored %v", got)
+	}
+	pod := waitForPods(t, ns, "tfjob-mnist-single-worker-0")["tfjob-mnist-single-worker-0"]
+	if pod.Labels["team"] != "vision" || pod.Annotations["sidecar.istio.io/inject"] != "false" {
+		t.Errorf("Pod labels %v, annotations %v; want the template's team=vision and sidecar.istio.io/inject=false", pod.Labels, pod.Annotations)
+	}
+}
