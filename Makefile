@@ -106,3 +106,11 @@ dev: dev-tools ## Start the local cluster with the demo (backfill dev up).
 .PHONY: e2e
 e2e: dev-tools ## Suites against the whole local cluster (backfill dev).
 	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
+
+##@ Benchmarks: not part of `make test`.
+
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: $(CONTROL_PLANE) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory" for the memory run).
+	go run ./test/bench $(BENCH_FLAGS)
