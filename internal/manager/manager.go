@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
@@ -88,12 +86,18 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := colocation.EnsureOfflinePriorityClass(ctx, direct, opts.OfflinePriorityClass, opts.OfflinePriority); err != nil {
 		return err
 	}
-	gang, err := servesPodGroups(cfg)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if !gang {
-		logger.Info("The cluster serves no scheduling.k8s.io/v1beta1 PodGroup: distributed TFJobs start without gang scheduling (turn on the GenericWorkload feature gate)")
+	gang, err := colocation.DiscoverGangScheduler(dc)
+	if err != nil {
+		return err
+	}
+	if gang == colocation.GangNone {
+		logger.Info("The cluster serves no PodGroup: distributed TFJobs start without gang scheduling (turn on Kubernetes' GenericWorkload feature gate, or install Volcano or scheduler-plugins)")
+	} else {
+		logger.Info("Distributed TFJobs start as gangs", "gangScheduler", gang)
 	}
 
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
@@ -115,7 +119,8 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Workers:               opts.Workers,
 		OfflinePriorityClass:  opts.OfflinePriorityClass,
 		GracePeriod:           opts.GracePeriod,
-		GangScheduling:        gang,
+		Gang:                  gang,
+		GangSchedulerName:     opts.GangSchedulerName,
 		StopNotice:            opts.StopNotice,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
@@ -153,28 +158,6 @@ func managerOptions(opts Options) ctrl.Options {
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},
 	}
-}
-
-// servesPodGroups reports whether the apiserver serves Kubernetes' own gang
-// scheduling API, scheduling.k8s.io/v1beta1 PodGroups.
-func servesPodGroups(cfg *rest.Config) (bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return false, err
-	}
-	resources, err := dc.ServerResourcesForGroupVersion(schedulingv1beta1.SchemeGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("discovering scheduling.k8s.io/v1beta1: %w", err)
-	}
-	for _, r := range resources.APIResources {
-		if r.Name == "podgroups" {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // Scheme knows the core types and TFJob.

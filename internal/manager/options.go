@@ -30,6 +30,7 @@ type Options struct {
 	OfflinePriority         int32
 	GracePeriod             time.Duration
 	StopNotice              time.Duration
+	GangSchedulerName       string
 }
 
 // DefaultOptions suit a production cluster.
@@ -49,6 +50,7 @@ func DefaultOptions() Options {
 		OfflinePriority:       colocation.DefaultOfflinePriority,
 		GracePeriod:           60 * time.Second,
 		StopNotice:            15 * time.Second,
+		GangSchedulerName:     "scheduler-plugins-scheduler",
 	}
 }
 
@@ -70,6 +72,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
 	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
 	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before stopping a running training pod itself (suspend, clean-up after the job) the operator annotates it with backfill.dev/stop-reason and backfill.dev/stop-at; 0 stops at once.")
+	fs.StringVar(&o.GangSchedulerName, "gang-scheduler-name", o.GangSchedulerName, "schedulerName of gang pods when the cluster's gang scheduler is scheduler-plugins (its scheduler's name in your cluster).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 }
 

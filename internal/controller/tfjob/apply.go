@@ -70,13 +70,14 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	}
 	if p.createPodGroup {
 		// Before its pods: the scheduler holds them until it exists.
-		if err := r.create(ctx, podGroupFor(job, p.podGroupClass)); err != nil {
+		if err := r.create(ctx, podGroupFor(job, p.podGroupClass, r.opts.Gang)); err != nil {
 			return pend, err
 		}
 	}
 	opts := r.podOptions()
 	if p.gangPods {
 		opts.podGroup = job.Name
+		opts.gang, opts.gangSchedulerName = r.opts.Gang, r.opts.GangSchedulerName
 	}
 	for _, id := range p.createPods {
 		pod, err := podFor(job, id.rtype, id.index, opts)

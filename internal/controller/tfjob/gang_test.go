@@ -6,8 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 func TestPlanGang(t *testing.T) {
@@ -20,29 +23,34 @@ func TestPlanGang(t *testing.T) {
 		job      *kubeflowv1.TFJob
 		pods     []*corev1.Pod
 		podGroup bool
-		gang     bool
+		gang     colocation.GangScheduler
 		want     want
 	}{
 		"a new distributed job starts as a gang": {
-			job: distributed.obj(), gang: true,
+			job: distributed.obj(), gang: colocation.GangKubernetes,
 			want: want{CreatePodGroup: true, GangPods: true},
 		},
 		"an existing PodGroup is reused": {
-			job: makeJob("j").replicas(Worker, 2, Never).obj(), gang: true, podGroup: true,
+			job: makeJob("j").replicas(Worker, 2, Never).obj(), gang: colocation.GangKubernetes, podGroup: true,
 			want: want{GangPods: true},
 		},
 		"a replacement beside running pods does not wait for a gang": {
 			job:  makeJob("j").replicas(Worker, 2, OnFailure).started(ago(time.Minute)).condition(kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, ago(time.Minute)).obj(),
-			pods: podList(bound(runningPod(Worker, 1))), gang: true, podGroup: true,
+			pods: podList(bound(runningPod(Worker, 1))), gang: colocation.GangKubernetes, podGroup: true,
 			want: want{},
 		},
 		"replicas of different priorities cannot form a gang": {
-			job: withTemplateClass(distributed.obj(), PS, "gold"), gang: true,
+			job: withTemplateClass(distributed.obj(), PS, "gold"), gang: colocation.GangKubernetes,
 			want: want{Events: []string{"Warning/GangSchedulingUnavailable"}},
 		},
 		"a single replica needs no gang": {
-			job: makeJob("j").replicas(Worker, 1, Never).obj(), gang: true,
+			job: makeJob("j").replicas(Worker, 1, Never).obj(), gang: colocation.GangKubernetes,
 			want: want{},
+		},
+		"Volcano places replacements in the gang too": {
+			job:  makeJob("j").replicas(Worker, 2, OnFailure).started(ago(time.Minute)).condition(kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, ago(time.Minute)).obj(),
+			pods: podList(bound(runningPod(Worker, 1))), gang: colocation.GangVolcano, podGroup: true,
+			want: want{GangPods: true},
 		},
 		"without PodGroups the job is told, not pretended to": {
 			job:  distributed.obj(),
@@ -73,7 +81,7 @@ func TestPodGroupFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pg := podGroupFor(tc.job, "backfill-offline")
+			pg := podGroupFor(tc.job, "backfill-offline", colocation.GangKubernetes).(*schedulingv1beta1.PodGroup)
 			if pg.Name != "j" || pg.Spec.SchedulingPolicy.Gang == nil || pg.Spec.SchedulingPolicy.Gang.MinCount != tc.want {
 				t.Errorf("PodGroup %s gang %+v, want name j and minCount %d", pg.Name, pg.Spec.SchedulingPolicy.Gang, tc.want)
 			}
@@ -98,7 +106,7 @@ func TestPodPriorityAndGrace(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tc.job.Spec.TFReplicaSpecs[Worker].Template.Spec.PriorityClassName = tc.template
-			pod, err := podFor(tc.job, Worker, 0, podOptions{offlinePriorityClass: "backfill-offline", gracePeriod: &grace, podGroup: "j"})
+			pod, err := podFor(tc.job, Worker, 0, podOptions{offlinePriorityClass: "backfill-offline", gracePeriod: &grace, podGroup: "j", gang: colocation.GangKubernetes})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,4 +177,61 @@ func withTemplateClass(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, clas
 func bound(pod *corev1.Pod) *corev1.Pod {
 	pod.Spec.NodeName = "node-1"
 	return pod
+}
+
+// The other gang schedulers get their own PodGroup and pod markings.
+func TestGangSchedulers(t *testing.T) {
+	queue := "research"
+	timeout := int32(120)
+	job := withMinAvailable(makeJob("j").replicas(PS, 1, Never).replicas(Worker, 3, Never).obj(), 3)
+	job.Spec.RunPolicy.SchedulingPolicy.Queue = queue
+	job.Spec.RunPolicy.SchedulingPolicy.ScheduleTimeoutSeconds = &timeout
+	cases := map[string]struct {
+		gang                        colocation.GangScheduler
+		wantAPIVersion              string
+		wantSpec                    map[string]any
+		wantAnnotations, wantLabels map[string]string
+		wantScheduler               string
+	}{
+		"volcano": {
+			gang: colocation.GangVolcano, wantAPIVersion: "scheduling.volcano.sh/v1beta1",
+			wantSpec:        map[string]any{"minMember": int64(3), "queue": "research", "priorityClassName": "backfill-offline"},
+			wantAnnotations: map[string]string{"scheduling.k8s.io/group-name": "j"},
+			wantScheduler:   "volcano",
+		},
+		"scheduler-plugins": {
+			gang: colocation.GangSchedulerPlugins, wantAPIVersion: "scheduling.x-k8s.io/v1alpha1",
+			wantSpec:      map[string]any{"minMember": int64(3), "scheduleTimeoutSeconds": int64(120)},
+			wantLabels:    map[string]string{"scheduling.x-k8s.io/pod-group": "j"},
+			wantScheduler: "sp-scheduler",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pg := podGroupFor(job, "backfill-offline", tc.gang).(*unstructured.Unstructured)
+			if pg.GetAPIVersion() != tc.wantAPIVersion || pg.GetKind() != "PodGroup" || pg.GetName() != "j" {
+				t.Errorf("PodGroup %s %s %s, want %s PodGroup j", pg.GetAPIVersion(), pg.GetKind(), pg.GetName(), tc.wantAPIVersion)
+			}
+			if diff := cmp.Diff(tc.wantSpec, pg.Object["spec"]); diff != "" {
+				t.Errorf("PodGroup spec (-want +got):\n%s", diff)
+			}
+			pod, err := podFor(job, Worker, 0, podOptions{podGroup: "j", gang: tc.gang, gangSchedulerName: "sp-scheduler"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.wantAnnotations {
+				if pod.Annotations[k] != v {
+					t.Errorf("pod annotation %s = %q, want %q", k, pod.Annotations[k], v)
+				}
+			}
+			for k, v := range tc.wantLabels {
+				if pod.Labels[k] != v {
+					t.Errorf("pod label %s = %q, want %q", k, pod.Labels[k], v)
+				}
+			}
+			if pod.Spec.SchedulerName != tc.wantScheduler || pod.Spec.SchedulingGroup != nil {
+				t.Errorf("pod schedulerName %q, schedulingGroup %v; want %q and none", pod.Spec.SchedulerName, pod.Spec.SchedulingGroup, tc.wantScheduler)
+			}
+		})
+	}
 }

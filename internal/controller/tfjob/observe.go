@@ -6,12 +6,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // jobNameIndex indexes the cached pods and services by the job-name label,
@@ -78,8 +78,8 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 			return obs, fmt.Errorf("reading PriorityClass %s: %w", name, err)
 		}
 	}
-	if r.opts.GangScheduling {
-		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), &schedulingv1beta1.PodGroup{})
+	if r.opts.Gang != colocation.GangNone {
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), emptyPodGroup(r.opts.Gang))
 		if client.IgnoreNotFound(err) != nil {
 			return obs, fmt.Errorf("reading the PodGroup: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // observed is what one pass sees of a job's children in the cache.
@@ -64,8 +65,8 @@ type plan struct {
 // policy holds the manager-wide settings a plan depends on.
 type policy struct {
 	defaultCleanPodPolicy kubeflowv1.CleanPodPolicy
-	// gang: the cluster serves PodGroups for gang scheduling.
-	gang bool
+	// gang is the cluster's gang scheduler, if any.
+	gang colocation.GangScheduler
 	// offlinePriorityClass is the PriorityClass of pods that name none.
 	offlinePriorityClass string
 	// stopNotice is how long a pod the operator stops is told in advance.

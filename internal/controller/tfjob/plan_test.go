@@ -15,7 +15,7 @@ import (
 )
 
 // defaultPolicy is the manager's default, as NewReconciler sets it.
-var defaultPolicy = policy{defaultCleanPodPolicy: kubeflowv1.CleanPodPolicyRunning, gang: true, offlinePriorityClass: "backfill-offline"}
+var defaultPolicy = policy{defaultCleanPodPolicy: kubeflowv1.CleanPodPolicyRunning, gang: colocation.GangKubernetes, offlinePriorityClass: "backfill-offline"}
 
 // j only names the pods of the jobs below, which are all called "j".
 var j = makeJob("j").obj()

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // podOptions are the settings that shape every pod.
@@ -17,8 +18,11 @@ type podOptions struct {
 	// gracePeriod is the terminationGracePeriodSeconds of pods whose
 	// template sets none: time for training to save a checkpoint.
 	gracePeriod *int64
-	// podGroup, when set, joins the pod to the job's gang.
-	podGroup string
+	// podGroup, when set, joins the pod to the job's gang of the gang
+	// scheduler gang; gangSchedulerName names scheduler-plugins' scheduler.
+	podGroup          string
+	gang              colocation.GangScheduler
+	gangSchedulerName string
 }
 
 // podFor builds the pod of one replica from its template: our labels, the
@@ -57,10 +61,7 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 		grace := *opts.gracePeriod
 		pod.Spec.TerminationGracePeriodSeconds = &grace
 	}
-	if opts.podGroup != "" {
-		group := opts.podGroup
-		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
-	}
+	joinGang(pod, opts)
 
 	var tfConfig string
 	if isDistributed(job) {

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // ControllerName names the controller in logs, events and metrics.
@@ -44,9 +44,12 @@ type Options struct {
 	// GracePeriod is the termination grace period of pods whose template
 	// sets none: the time training has to save a checkpoint on SIGTERM.
 	GracePeriod time.Duration
-	// GangScheduling: the cluster serves scheduling.k8s.io/v1beta1
-	// PodGroups, so distributed jobs start as gangs.
-	GangScheduling bool
+	// Gang is the cluster's gang scheduler: distributed jobs start as
+	// gangs through its PodGroup.
+	Gang colocation.GangScheduler
+	// GangSchedulerName is the schedulerName of pods in a scheduler-plugins
+	// gang (that scheduler's own name in the cluster).
+	GangSchedulerName string
 	// StopNotice is how long before stopping a running pod itself the
 	// operator tells the pod (see StopReasonAnnotation).
 	StopNotice time.Duration
@@ -91,8 +94,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// A PriorityClass that appears releases the jobs waiting for it.
 		Watches(&schedulingv1.PriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsWaitingToStart)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)})
-	if r.opts.GangScheduling {
-		b = b.Owns(&schedulingv1beta1.PodGroup{})
+	if r.opts.Gang != colocation.GangNone {
+		b = b.Owns(emptyPodGroup(r.opts.Gang))
 	}
 	return b.Complete(r)
 }
@@ -126,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.GangScheduling, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice})
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice})
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {

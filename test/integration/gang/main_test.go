@@ -1,0 +1,83 @@
+//go:build integration
+
+// Package gang runs the manager against a real apiserver that serves
+// Volcano's PodGroup API, and checks how a distributed TFJob joins a
+// Volcano gang.
+package gang
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+var apiServer *framework.APIServer
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if apiServer, err = framework.StartAPIServer(); err != nil {
+		fmt.Fprintf(os.Stderr, "gang suite: %v\n", err)
+		return 1
+	}
+	defer func() { _ = apiServer.Stop() }()
+	// The PodGroup API must be served before the manager starts: it looks
+	// for a gang scheduler once, at start.
+	if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join("testdata", "podgroup-crds.yaml")}, ErrorIfPathMissing: true,
+	}); err != nil {
+		fmt.Fprintf(os.Stderr, "gang suite: installing the PodGroup CRD: %v\n", err)
+		return 1
+	}
+	if err := waitServed(); err != nil {
+		fmt.Fprintf(os.Stderr, "gang suite: %v\n", err)
+		return 1
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	done := make(chan error, 1)
+	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "gang suite: manager: %v\n", err)
+		}
+	}()
+	return m.Run()
+}
+
+// waitServed waits until the CRD is established.
+func waitServed() error {
+	return wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, framework.Timeout, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		c, err := client.New(apiServer.Env.Config, client.Options{})
+		if err != nil {
+			return false, err
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: "podgroups.scheduling.volcano.sh"}, crd); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
