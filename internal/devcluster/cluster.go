@@ -131,7 +131,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err := c.cp.prepare(); err != nil {
 		return err
 	}
-	ports, err := freePorts(3)
+	ports, err := process.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 }
 
 func (c *Cluster) startComponents(ctx context.Context) error {
-	ports, err := freePorts(2)
+	ports, err := process.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 }
 
 func (c *Cluster) startManager(ctx context.Context) error {
-	port, err := freePorts(1)
+	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (c *Cluster) startManager(ctx context.Context) error {
 }
 
 func (c *Cluster) startGPUSim(ctx context.Context) error {
-	port, err := freePorts(1)
+	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -312,26 +312,6 @@ func scheme() *runtime.Scheme {
 func (c *Cluster) State() *State { return c.state }
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-
-// freePorts asks the kernel for n distinct free loopback ports.
-func freePorts(n int) ([]int, error) {
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
 
 // waitHTTP polls a plain http URL until it answers 200.
 func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {

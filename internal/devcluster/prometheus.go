@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/backfill-dev/backfill/internal/devcluster/process"
 	"github.com/backfill-dev/backfill/internal/devcluster/promconfig"
 )
 
 // startPrometheus runs Prometheus on loopback, scraping the manager,
 // kwok's kubelet-style endpoint of every node and the GPU simulator.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
-	port, err := freePorts(1)
+	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
 	}

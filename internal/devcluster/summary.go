@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
@@ -179,6 +178,3 @@ func queryVector(ctx context.Context, prometheus, query string) ([]sample, bool)
 	}
 	return out, len(out) > 0
 }
-
-// Client is the admin client of the cluster.
-func (c *Cluster) Client() client.Client { return c.client }

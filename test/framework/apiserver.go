@@ -10,20 +10,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/manager"
 )
 
-// Scheme knows the core types and TFJob.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = kubeflowv1.AddToScheme(s)
-	return s
-}
+// Scheme knows the core types and TFJob: the manager's own.
+func Scheme() *runtime.Scheme { return manager.Scheme() }
 
 // APIServer is a real etcd and kube-apiserver on loopback with the TFJob
 // CRD installed, started by envtest from bin/ (never downloaded).

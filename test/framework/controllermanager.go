@@ -2,7 +2,6 @@ package framework
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,10 +86,9 @@ func startProcess(name, dir string, args ...string) (*Process, error) {
 
 // FreePort asks the kernel for a free loopback port.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := process.FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
+	return ports[0], nil
 }

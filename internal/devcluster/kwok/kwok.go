@@ -64,10 +64,11 @@ func Start(opts Options) (*Kwok, error) {
 	if err := os.WriteFile(configPath, Config(), 0o644); err != nil {
 		return nil, fmt.Errorf("writing kwok's configuration: %w", err)
 	}
-	port, err := freePort()
+	ports, err := process.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
+	port := ports[0]
 	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 
 	// kwok always loads $KWOK_WORKDIR/kwok.yaml (default ~/.kwok) in
@@ -175,14 +176,4 @@ func (k *Kwok) URL(path string) string { return "http://" + k.address + path }
 // /metrics/resource (config/metrics-resource.yaml).
 func (k *Kwok) ResourceMetricsURL(nodeName string) string {
 	return k.URL("/metrics/nodes/" + nodeName + "/metrics/resource")
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
 }

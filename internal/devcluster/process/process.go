@@ -7,6 +7,7 @@ package process
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,4 +93,24 @@ func (p *Process) Stop(timeout time.Duration) error {
 		<-p.done
 		return fmt.Errorf("%s (pid %d) did not stop within %s of SIGTERM and was killed", p.name, p.PID(), timeout)
 	}
+}
+
+// FreePorts asks the kernel for n distinct free loopback ports.
+func FreePorts(n int) ([]int, error) {
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
