@@ -98,11 +98,18 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	return pend, err
 }
 
+// errCreatingPod marks a pod the apiserver refused to create (a
+// ResourceQuota or LimitRange, say), which the job's events report.
+var errCreatingPod = errors.New("creating pod")
+
 // create creates a child; AlreadyExists means a previous pass did, since
 // names are deterministic.
 func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
 	err := r.client.Create(ctx, obj)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, ok := obj.(*corev1.Pod); ok {
+			return fmt.Errorf("%w %s: %w", errCreatingPod, obj.GetName(), err)
+		}
 		kind := fmt.Sprintf("%T", obj)
 		return fmt.Errorf("creating %s %s: %w", strings.ToLower(kind[strings.LastIndex(kind, ".")+1:]), obj.GetName(), err)
 	}

@@ -20,6 +20,7 @@ const (
 	reasonBackoffLimitExceeded  = "BackoffLimitExceeded"
 	reasonDeadlineExceeded      = "DeadlineExceeded"
 	reasonPriorityClassNotFound = "PriorityClassNotFound"
+	reasonFailedCreatePod       = "FailedCreatePod"
 )
 
 // setCondition records a condition the way Kubeflow v1 does, so that the

@@ -5,6 +5,7 @@ package tfjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,6 +141,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	observePass(job, obs, p.status, now)
 	pend, err := r.apply(ctx, job, p)
 	if err != nil {
+		// The error reaches only the manager's log; users look for why pods
+		// do not appear in the job's events.
+		if errors.Is(err, errCreatingPod) {
+			r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedCreatePod, "Create", err.Error())
+		}
 		// The next pass re-plans from the cache; writes that did land are
 		// idempotent to repeat.
 		return ctrl.Result{}, err

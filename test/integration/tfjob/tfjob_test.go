@@ -5,10 +5,13 @@ package tfjob
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -282,4 +285,43 @@ func TestTemplateMetadataReachesPods(t *testing.T) {
 	if pod.Labels["team"] != "vision" || pod.Annotations["sidecar.istio.io/inject"] != "false" {
 		t.Errorf("Pod labels %v, annotations %v; want the template's team=vision and sidecar.istio.io/inject=false", pod.Labels, pod.Annotations)
 	}
+}
+
+// A pod the apiserver refuses (here a ResourceQuota with no room) is
+// reported as a Warning event on the job, saying why; once the quota
+// allows it, the pod is created.
+func TestRefusedPodIsReported(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "")
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+	}
+	if err := apiServer.Client.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	// No quota controller runs here: write the status it would.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}
+	if err := apiServer.Client.Status().Update(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+
+	job, _ := makeJob(ns, "refused").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyNever).create(t)
+	eventually(t, "a FailedCreatePod event naming the quota", func(ctx context.Context) (bool, error) {
+		var events eventsv1.EventList
+		if err := apiServer.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == job.Name && e.Type == corev1.EventTypeWarning && e.Reason == "FailedCreatePod" {
+				return strings.Contains(e.Note, "exceeded quota: no-pods"), nil
+			}
+		}
+		return false, nil
+	})
+
+	if err := apiServer.Client.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	waitForPods(t, ns, "refused-worker-0")
 }
