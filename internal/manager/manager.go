@@ -110,7 +110,8 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := metrics.Setup(mgr); err != nil {
+	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, Colocation: opts.ColocationMetrics}
+	if err := metrics.Setup(mgr, metricsOpts); err != nil {
 		return fmt.Errorf("setting up the metrics: %w", err)
 	}
 	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{

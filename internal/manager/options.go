@@ -31,6 +31,7 @@ type Options struct {
 	GracePeriod             time.Duration
 	StopNotice              time.Duration
 	GangSchedulerName       string
+	ColocationMetrics       bool
 }
 
 // DefaultOptions suit a production cluster.
@@ -51,6 +52,7 @@ func DefaultOptions() Options {
 		GracePeriod:           60 * time.Second,
 		StopNotice:            15 * time.Second,
 		GangSchedulerName:     "scheduler-plugins-scheduler",
+		ColocationMetrics:     true,
 	}
 }
 
@@ -73,6 +75,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
 	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before stopping a running training pod itself (suspend, clean-up after the job) the operator annotates it with backfill.dev/stop-reason and backfill.dev/stop-at; 0 stops at once.")
 	fs.StringVar(&o.GangSchedulerName, "gang-scheduler-name", o.GangSchedulerName, "schedulerName of gang pods when the cluster's gang scheduler is scheduler-plugins (its scheduler's name in your cluster).")
+	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 }
 

@@ -185,7 +185,7 @@ var (
 // collectors are every metric above, in the order of docs/observability.md.
 var collectors = []prometheus.Collector{
 	jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted,
-	jobPhases,
+	jobPhases, jobState, colocationState,
 	podsCreated, podsDeleted, replicaRestarts, disruptions,
 	timeToRunning, duration,
 }

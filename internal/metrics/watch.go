@@ -13,19 +13,41 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
+// Options say what the manager's metrics cover.
+type Options struct {
+	// OfflinePriorityClass is the manager's --offline-priority-class: pods
+	// of this class are offline, and so are the TFJobs whose pods name none.
+	OfflinePriorityClass string
+	// Colocation turns on the co-location state metrics, which watch every
+	// pod and node of the cluster (--colocation-metrics).
+	Colocation bool
+}
+
 // Setup registers the metrics and connects them to a manager: the
-// backfill_tfjobs gauge reads the manager's cache, and, while the manager
-// leads, the cache's informers count the TFJobs deleted and the containers
-// of TFJob pods restarted in place. Neither is a change a reconcile pass
-// writes: a deleted job has no pass, and an in-place restart is the
-// kubelet's.
-func Setup(mgr manager.Manager) error {
+// backfill_tfjobs gauge and the per-TFJob gauges read the manager's cache,
+// and, while the manager leads, the cache's informers count the TFJobs
+// deleted and the containers of TFJob pods restarted in place. Neither is a
+// change a reconcile pass writes: a deleted job has no pass, and an
+// in-place restart is the kubelet's. With opts.Colocation, the leader also
+// keeps a slim view of every pod and node for the co-location metrics.
+func Setup(mgr manager.Manager, opts Options) error {
 	Register()
 	jobPhases.use(mgr.GetCache(), mgr.Elected())
+	jobState.use(mgr.GetCache(), mgr.Elected(), opts.OfflinePriorityClass)
 	// A plain runnable runs only on the leader.
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return watch(ctx, mgr.GetCache())
-	}))
+	})); err != nil {
+		return err
+	}
+	if !opts.Colocation {
+		return nil
+	}
+	view, err := newColocationView(mgr.GetConfig(), opts.OfflinePriorityClass)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(manager.RunnableFunc(view.run))
 }
 
 // watch counts from the cache's informers until ctx ends.

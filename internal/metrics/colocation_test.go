@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
+)
+
+func resources(pairs ...string) corev1.ResourceList {
+	list := corev1.ResourceList{}
+	for i := 0; i < len(pairs); i += 2 {
+		list[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
+	}
+	return list
+}
+
+func container(requests, limits corev1.ResourceList) corev1.Container {
+	return corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}
+}
+
+// testPod is a pod on node with the given containers, QoS class and phase.
+func testPod(ns, name, node string, qos corev1.PodQOSClass, phase corev1.PodPhase, containers ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: containers},
+		Status:     corev1.PodStatus{Phase: phase, QOSClass: qos},
+	}
+}
+
+func tfjobPod(p *corev1.Pod, job, rtype string) *corev1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: job, Controller: ptr.To(true)}}
+	p.Labels = map[string]string{kubeflowv1.ReplicaTypeLabel: rtype}
+	return p
+}
+
+func testNode(name string, allocatable corev1.ResourceList) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: allocatable}}
+}
+
+func TestColocationState(t *testing.T) {
+	web := testPod("shop", "web-0", "gpu-0", corev1.PodQOSBurstable, corev1.PodRunning,
+		container(resources("cpu", "500m", "memory", "1Gi"), resources("cpu", "1", "memory", "2Gi")),
+		container(resources("cpu", "250m"), nil))
+	// An init container larger than the containers' sum sets the request.
+	web.Spec.InitContainers = []corev1.Container{container(resources("cpu", "2"), nil)}
+	web.Spec.Overhead = resources("cpu", "100m")
+	worker := tfjobPod(testPod("team-a", "mnist-worker-0", "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
+		container(resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"), resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"))),
+		"mnist", "worker")
+	labelled := testPod("batch", "etl-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodPending, container(nil, nil))
+	labelled.Labels = map[string]string{colocation.TierLabel: "offline"}
+	classed := testPod("batch", "report-0", "cpu-0", corev1.PodQOSBurstable, corev1.PodRunning, container(resources("cpu", "1"), nil))
+	classed.Spec.PriorityClassName = "backfill-offline"
+	unbound := testPod("shop", "web-1", "", corev1.PodQOSBurstable, corev1.PodPending, container(resources("cpu", "1"), nil))
+	lost := testPod("shop", "web-2", "gone-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
+
+	// The apiserver leaves finished pods out (the view's field selector);
+	// an unbound pod that slips through counts nowhere.
+	source := summarised(t,
+		[]*corev1.Node{
+			testNode("gpu-0", resources("cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8")),
+			testNode("cpu-0", resources("cpu", "16", "memory", "64Gi")),
+		},
+		[]*corev1.Pod{web, worker, labelled, classed, unbound, lost})
+	want := map[string]float64{}
+	zero := func(node string) {
+		for _, r := range Resources {
+			want["backfill_node_allocatable{node="+node+",resource="+r.Label+"}"] = 0
+			for _, tier := range colocation.Tiers {
+				want["backfill_node_requests{node="+node+",resource="+r.Label+",tier="+string(tier)+"}"] = 0
+				want["backfill_node_limits{node="+node+",resource="+r.Label+",tier="+string(tier)+"}"] = 0
+			}
+		}
+		for _, tier := range colocation.Tiers {
+			for _, qos := range QOSClasses {
+				want["backfill_node_pods{node="+node+",qos_class="+string(qos)+",tier="+string(tier)+"}"] = 0
+			}
+		}
+	}
+	zero("gpu-0")
+	zero("cpu-0")
+	zero("gone-0")
+	for k, v := range map[string]float64{
+		"backfill_node_allocatable{node=gpu-0,resource=cpu}":                                                        32,
+		"backfill_node_allocatable{node=gpu-0,resource=memory}":                                                     128 << 30,
+		"backfill_node_allocatable{node=gpu-0,resource=nvidia_com_gpu}":                                             8,
+		"backfill_node_allocatable{node=cpu-0,resource=cpu}":                                                        16,
+		"backfill_node_allocatable{node=cpu-0,resource=memory}":                                                     64 << 30,
+		"backfill_node_requests{node=gpu-0,resource=cpu,tier=online}":                                               2.1, // max(0.75, 2) + 0.1
+		"backfill_node_requests{node=gpu-0,resource=memory,tier=online}":                                            1 << 30,
+		"backfill_node_limits{node=gpu-0,resource=cpu,tier=online}":                                                 1.1, // the limit set, plus overhead
+		"backfill_node_limits{node=gpu-0,resource=memory,tier=online}":                                              2 << 30,
+		"backfill_node_requests{node=gpu-0,resource=cpu,tier=offline}":                                              4,
+		"backfill_node_requests{node=gpu-0,resource=memory,tier=offline}":                                           8 << 30,
+		"backfill_node_requests{node=gpu-0,resource=nvidia_com_gpu,tier=offline}":                                   2,
+		"backfill_node_limits{node=gpu-0,resource=cpu,tier=offline}":                                                4,
+		"backfill_node_limits{node=gpu-0,resource=memory,tier=offline}":                                             8 << 30,
+		"backfill_node_limits{node=gpu-0,resource=nvidia_com_gpu,tier=offline}":                                     2,
+		"backfill_node_pods{node=gpu-0,qos_class=Burstable,tier=online}":                                            1,
+		"backfill_node_pods{node=gpu-0,qos_class=Guaranteed,tier=offline}":                                          1,
+		"backfill_node_requests{node=cpu-0,resource=cpu,tier=offline}":                                              1,
+		"backfill_node_pods{node=cpu-0,qos_class=BestEffort,tier=offline}":                                          1,
+		"backfill_node_pods{node=cpu-0,qos_class=Burstable,tier=offline}":                                           1,
+		"backfill_node_pods{node=gone-0,qos_class=BestEffort,tier=online}":                                          1,
+		"backfill_offline_pod_info{namespace=team-a,node=gpu-0,pod=mnist-worker-0,replica_type=worker,tfjob=mnist}": 1,
+		"backfill_offline_pod_info{namespace=batch,node=cpu-0,pod=etl-0,replica_type=,tfjob=}":                      1,
+		"backfill_offline_pod_info{namespace=batch,node=cpu-0,pod=report-0,replica_type=,tfjob=}":                   1,
+	} {
+		want[k] = v
+	}
+
+	cases := map[string]struct {
+		source colocationSource
+		want   map[string]float64
+	}{
+		"nodes and pods of every namespace":    {source: source, want: want},
+		"no view (not leading, or turned off)": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := newColocationCollector()
+			if tc.source != nil {
+				c.use(tc.source)
+			}
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(c)
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatalf("Gathering: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, series(families), cmpopts.EquateEmpty(), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("Series (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fakeSource is a synced view holding summaries.
+type fakeSource struct {
+	nodes []*nodeSummary
+	pods  []*podSummary
+}
+
+func (f fakeSource) snapshot() ([]*nodeSummary, []*podSummary) { return f.nodes, f.pods }
+
+// summarised passes nodes and pods through the view's transforms.
+func summarised(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) fakeSource {
+	t.Helper()
+	var f fakeSource
+	for _, n := range nodes {
+		s, err := summariseNode(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.nodes = append(f.nodes, s.(*nodeSummary))
+	}
+	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
+	for _, p := range pods {
+		s, err := transform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.pods = append(f.pods, s.(*podSummary))
+	}
+	return f
+}

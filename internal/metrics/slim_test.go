@@ -1,0 +1,160 @@
+package metrics
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/backfill-dev/backfill/internal/colocation"
+)
+
+// realisticPod is a TFJob pod as the apiserver returns it: managed fields,
+// many labels and annotations, env, volumes, probes and a full status.
+func realisticPod(i int) *corev1.Pod {
+	p := tfjobPod(testPod("team-a", fmt.Sprintf("mnist-worker-%d", i), "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
+		container(resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"), resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"))),
+		"mnist", "worker")
+	p.UID = "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"
+	p.ResourceVersion = "123456"
+	for k, v := range map[string]string{
+		"training.kubeflow.org/job-name": "mnist", "training.kubeflow.org/operator-name": "tfjob-controller",
+		"training.kubeflow.org/replica-index": fmt.Sprint(i), "job-name": "mnist", "app.kubernetes.io/part-of": "training",
+	} {
+		p.Labels[k] = v
+	}
+	p.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(make([]byte, 600))}
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: metav1.NewFieldsV1(string(make([]byte, 1500)))}}
+	c := &p.Spec.Containers[0]
+	c.Name, c.Image = "tensorflow", "example/tensorflow:2.16-gpu"
+	c.Command = []string{"python", "/opt/train.py", "--epochs=100", "--checkpoint-dir=/ckpt"}
+	for j := range 6 {
+		c.Env = append(c.Env, corev1.EnvVar{Name: fmt.Sprintf("VAR_%d", j), Value: "some-value-of-moderate-length"})
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: "TF_CONFIG", Value: string(make([]byte, 300))})
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}, {Name: "kube-api-access", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}
+	p.Spec.Volumes = []corev1.Volume{{Name: "ckpt"}, {Name: "kube-api-access"}}
+	p.Spec.PriorityClassName, p.Spec.Priority = colocation.DefaultOfflinePriorityClass, ptr.To[int32](-100)
+	p.Status.PodIP, p.Status.HostIP = "10.244.1.17", "10.0.0.4"
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "tensorflow", Ready: true, Image: c.Image, ImageID: "sha256:0123456789abcdef0123456789abcdef", ContainerID: "containerd://0123456789abcdef"}}
+	return p
+}
+
+// TestPodSummary pins what the view keeps of a pod, whole: of the
+// realistic pod's metadata only its namespace and name survive, none of
+// its labels, annotations, managed fields, spec or status.
+func TestPodSummary(t *testing.T) {
+	sidecar := testPod("shop", "web-0", "n", corev1.PodQOSBurstable, corev1.PodRunning, container(resources("cpu", "1"), nil))
+	sidecar.Spec.InitContainers = []corev1.Container{container(resources("cpu", "500m", "memory", "1Gi"), resources("memory", "1Gi"))}
+	sidecar.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	sidecar.Spec.Overhead = resources("cpu", "50m", "memory", "64Mi")
+	podLevel := testPod("shop", "api-0", "n", corev1.PodQOSGuaranteed, corev1.PodRunning, container(nil, nil))
+	podLevel.Spec.Resources = &corev1.ResourceRequirements{Requests: resources("cpu", "3", "memory", "2Gi"), Limits: resources("cpu", "3", "memory", "2Gi")}
+	other := testPod("shop", "web-1", "n", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
+	other.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "TFJob", Name: "x", Controller: ptr.To(true)}}
+	other.Labels = map[string]string{colocation.TierLabel: "offline"}
+	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want *podSummary
+	}{
+		"TFJob pod, whole": {
+			pod: realisticPod(0),
+			want: &podSummary{ObjectMeta: meta("team-a", "mnist-worker-0"), node: "gpu-0", tier: colocation.TierOffline,
+				qos: corev1.PodQOSGuaranteed, tfjob: "mnist", replicaType: "worker",
+				requests: amounts{4, 8 << 30, 1}, limits: amounts{4, 8 << 30, 1}},
+		},
+		"sidecar and overhead": {
+			pod: sidecar,
+			want: &podSummary{ObjectMeta: meta("shop", "web-0"), node: "n", tier: colocation.TierOnline, qos: corev1.PodQOSBurstable,
+				requests: amounts{1.55, 1<<30 + 64<<20, 0}, limits: amounts{0, 1<<30 + 64<<20, 0}},
+		},
+		"pod-level resources": {
+			pod: podLevel,
+			want: &podSummary{ObjectMeta: meta("shop", "api-0"), node: "n", tier: colocation.TierOnline, qos: corev1.PodQOSGuaranteed,
+				requests: amounts{3, 2 << 30, 0}, limits: amounts{3, 2 << 30, 0}},
+		},
+		"offline by label, owner of another group": {
+			pod:  other,
+			want: &podSummary{ObjectMeta: meta("shop", "web-1"), node: "n", tier: colocation.TierOffline, qos: corev1.PodQOSBestEffort},
+		},
+	}
+	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := transform(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(podSummary{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+			again, err := transform(got)
+			if err != nil || again != got {
+				t.Errorf("transforming a summary again = %v, %v; want it unchanged", again, err)
+			}
+		})
+	}
+	if _, err := transform(&corev1.Node{}); err == nil {
+		t.Error("transforming a node as a pod: no error, want one")
+	}
+}
+
+// BenchmarkSlimPodMemory measures the heap an informer store holds per
+// pod, full and summarised as the co-location view keeps it, and reports
+// both as bytes/pod:
+//
+//	go test -run '^$' -bench SlimPodMemory ./internal/metrics/
+//
+// A benchmark, not a test: the heap is the whole process's, which other
+// tests running in parallel would disturb.
+func BenchmarkSlimPodMemory(b *testing.B) {
+	const pods = 1000
+	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
+	var full, slim uint64
+	for b.Loop() {
+		full += heapPerPod(b, pods, func(p *corev1.Pod) any { return p })
+		slim += heapPerPod(b, pods, func(p *corev1.Pod) any {
+			s, err := transform(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		})
+	}
+	b.ReportMetric(float64(full)/float64(b.N), "full-bytes/pod")
+	b.ReportMetric(float64(slim)/float64(b.N), "summary-bytes/pod")
+}
+
+// heapPerPod is the heap that n pods, built and transformed one by one
+// and kept in an informer store, hold once the garbage is collected.
+func heapPerPod(tb testing.TB, n int, transform func(*corev1.Pod) any) uint64 {
+	tb.Helper()
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	before := liveHeap()
+	for i := range n {
+		if err := store.Add(transform(realisticPod(i))); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	after := liveHeap()
+	runtime.KeepAlive(store)
+	if after < before {
+		return 0
+	}
+	return (after - before) / uint64(n)
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
