@@ -1,0 +1,90 @@
+// Package rules holds backfill's Prometheus alerting rules, built in Go so
+// that they share their PromQL with the dashboards (package expr), and
+// renders them as a plain rule file and as a PrometheusRule.
+package rules
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Severity is the value of an alert's severity label.
+type Severity string
+
+// Severities, as kube-prometheus-stack's alerts use them.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityWarning  Severity = "warning"
+	SeverityInfo     Severity = "info"
+)
+
+// RunbookBase is where the runbooks live: one section per alert in
+// docs/observability.md, anchored by the alert's name in lower case.
+const RunbookBase = "https://github.com/backfill-dev/backfill/blob/main/docs/observability.md#"
+
+// Alert is one alerting rule, as written in Go.
+type Alert struct {
+	// Name is CamelCase with the prefix Backfill or BackfillTFJob.
+	Name string
+	// Expr is the PromQL whose series are the alert's instances.
+	Expr string
+	// For is how long a series must persist before the alert fires.
+	For time.Duration
+	// Severity is critical (act now), warning (act today) or info.
+	Severity Severity
+	// Summary is one line; Description says what is wrong and where to
+	// look. Both are Go templates over $labels and $value.
+	Summary, Description string
+}
+
+// Group is a named list of alerts evaluated together.
+type Group struct {
+	Name   string
+	Alerts []Alert
+}
+
+// RunbookURL is the link to the alert's section of docs/observability.md.
+func (a Alert) RunbookURL() string {
+	return RunbookBase + strings.ToLower(a.Name)
+}
+
+// rule is an alert as a Prometheus rule file spells it.
+type rule struct {
+	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for,omitempty"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+type ruleGroup struct {
+	Name  string `json:"name"`
+	Rules []rule `json:"rules"`
+}
+
+func (a Alert) rule() rule {
+	r := rule{
+		Alert:  a.Name,
+		Expr:   a.Expr,
+		Labels: map[string]string{"severity": string(a.Severity)},
+		Annotations: map[string]string{
+			"summary":     a.Summary,
+			"description": a.Description,
+			"runbook_url": a.RunbookURL(),
+		},
+	}
+	if a.For > 0 {
+		r.For = model.Duration(a.For).String()
+	}
+	return r
+}
+
+func (g Group) ruleGroup() ruleGroup {
+	rg := ruleGroup{Name: g.Name}
+	for _, a := range g.Alerts {
+		rg.Rules = append(rg.Rules, a.rule())
+	}
+	return rg
+}
