@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/spf13/cobra"
+
+	"github.com/backfill-dev/backfill/internal/devcluster"
+	"github.com/backfill-dev/backfill/internal/observability/dashboards"
+)
+
+// topOptions are the flags of `backfill top`.
+type topOptions struct {
+	prometheusURL string
+	interval      time.Duration
+	rateInterval  time.Duration
+	once          bool
+	stateDir      string
+}
+
+func newTopCommand() *cobra.Command {
+	opts := topOptions{interval: 5 * time.Second, rateInterval: 2 * time.Minute, stateDir: devcluster.DefaultOptions().StateDir}
+	cmd := &cobra.Command{
+		Use:   "top",
+		Short: "Show the co-location cockpit's numbers and per-node watermarks from Prometheus",
+		Long: `Show what the Grafana co-location cockpit shows, in the terminal: online and
+offline CPU used, GPU utilisation of training pods, GPUs free, and the
+per-node watermark table. The numbers come from Prometheus, by the same
+queries as the dashboard, and refresh every --interval until Ctrl-C.
+
+Without --prometheus-url, top uses the Prometheus of the local cluster that
+` + "`backfill dev up`" + ` runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.validate(); err != nil {
+				return usageError{err}
+			}
+			if opts.prometheusURL == "" {
+				u, err := devPrometheusURL(opts.stateDir)
+				if err != nil {
+					return usageError{err}
+				}
+				opts.prometheusURL = u
+			}
+			client, err := api.NewClient(api.Config{Address: opts.prometheusURL})
+			if err != nil {
+				return usageError{fmt.Errorf("--prometheus-url %q: %w", opts.prometheusURL, err)}
+			}
+			t := &top{api: promv1.NewAPI(client), opts: opts}
+			return t.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.prometheusURL, "prometheus-url", "", "Prometheus to query, e.g. http://prometheus-operated.monitoring:9090 (default: the local cluster's of `backfill dev up`).")
+	f.DurationVar(&opts.interval, "interval", opts.interval, "Time between two refreshes.")
+	f.DurationVar(&opts.rateInterval, "rate-interval", opts.rateInterval, "Window of rate() over CPU usage, as Grafana's $__rate_interval: at least four scrape intervals.")
+	f.BoolVar(&opts.once, "once", false, "Print one frame and exit, for scripts.")
+	addStateDirFlag(cmd, &opts.stateDir)
+	return cmd
+}
+
+// validate checks the flags before anything is queried.
+func (o topOptions) validate() error {
+	if o.interval <= 0 {
+		return fmt.Errorf("--interval %v: must be positive, e.g. 5s", o.interval)
+	}
+	if o.rateInterval < time.Second {
+		return fmt.Errorf("--rate-interval %v: must be at least 1s, e.g. 2m", o.rateInterval)
+	}
+	if o.prometheusURL != "" {
+		u, err := url.Parse(o.prometheusURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--prometheus-url %q: want an http(s) URL such as http://127.0.0.1:9090", o.prometheusURL)
+		}
+	}
+	return nil
+}
+
+// devPrometheusURL is the Prometheus of the local cluster running from
+// stateDir.
+func devPrometheusURL(stateDir string) (string, error) {
+	s, err := devcluster.ReadState(stateDir)
+	if err != nil || !s.Running() || s.Prometheus == "" {
+		return "", errors.New("no --prometheus-url given and no local cluster (`backfill dev up`) runs: pass --prometheus-url http://<prometheus>:9090")
+	}
+	return s.Prometheus, nil
+}
+
+// top draws frames from Prometheus.
+type top struct {
+	api  promv1.API
+	opts topOptions
+}
+
+// run prints frames every interval until ctx ends, or one with --once.
+func (t *top) run(ctx context.Context, out io.Writer) error {
+	if t.opts.once {
+		frame, err := t.frame(ctx, time.Now())
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(out, frame)
+		return err
+	}
+	tick := time.NewTicker(t.opts.interval)
+	defer tick.Stop()
+	clear := isTerminal(out)
+	for {
+		frame, err := t.frame(ctx, time.Now())
+		if err != nil {
+			frame = fmt.Sprintf("%s  %v\n", time.Now().Format("15:04:05"), err)
+		}
+		if clear {
+			frame = "\x1b[H\x1b[2J" + frame
+		}
+		if _, err := io.WriteString(out, frame); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// isTerminal reports whether out is a terminal, where frames replace each
+// other; elsewhere (a file, a pipe) they follow each other.
+func isTerminal(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// frame is one screen: the cockpit's figures, then the watermark table.
+func (t *top) frame(ctx context.Context, at time.Time) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  Prometheus %s\n", at.Format("15:04:05"), t.opts.prometheusURL)
+	var figures []string
+	for _, f := range dashboards.CockpitFigures() {
+		samples, err := t.query(ctx, f.Query.Expr, at)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", f.Title, err)
+		}
+		value := "-"
+		if len(samples) > 0 {
+			value = formatValue(float64(samples[0].Value), f.Unit)
+		}
+		figures = append(figures, fmt.Sprintf("%s: %s", f.Title, value))
+	}
+	b.WriteString(strings.Join(figures, "   ") + "\n\n")
+	table, err := t.watermarks(ctx, at)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(table)
+	return b.String(), nil
+}
+
+// watermarks is the per-node table, one row per node any column has.
+func (t *top) watermarks(ctx context.Context, at time.Time) (string, error) {
+	columns := dashboards.WatermarkColumns()
+	cells := map[string][]string{}
+	for i, c := range columns {
+		samples, err := t.query(ctx, c.Expr, at)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for _, s := range samples {
+			node := string(s.Metric["node"])
+			if cells[node] == nil {
+				cells[node] = make([]string, len(columns))
+			}
+			cells[node][i] = formatValue(float64(s.Value), c.Unit)
+		}
+	}
+	nodes := make([]string, 0, len(cells))
+	for n := range cells {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	// Numbers align right; node names, padded to one width, read left.
+	width := len("NODE")
+	for _, n := range nodes {
+		width = max(width, len(n))
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := []string{fmt.Sprintf("%-*s", width, "NODE")}
+	for _, c := range columns {
+		header = append(header, strings.ToUpper(c.Name))
+	}
+	fmt.Fprintln(w, strings.Join(header, "\t")+"\t")
+	for _, n := range nodes {
+		row := []string{fmt.Sprintf("%-*s", width, n)}
+		for _, v := range cells[n] {
+			if v == "" {
+				v = "-"
+			}
+			row = append(row, v)
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// query runs a dashboard query at a time, with the dashboard's variables
+// set as for the whole cluster.
+func (t *top) query(ctx context.Context, expr string, at time.Time) (model.Vector, error) {
+	q := dashboards.Substitute(expr, map[string]string{
+		dashboards.VarNamespace: dashboards.AllValue,
+		dashboards.VarTFJob:     dashboards.AllValue,
+		"__rate_interval":       model.Duration(t.opts.rateInterval).String(),
+	})
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	value, _, _, err := t.api.Query(qctx, q, at)
+	if err != nil {
+		return nil, fmt.Errorf("querying Prometheus: %w", err)
+	}
+	vector, ok := value.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query returned a %s, want a vector", value.Type())
+	}
+	return vector, nil
+}
+
+// formatValue writes a value in its panel's unit.
+func formatValue(v float64, unit dashboards.Unit) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	switch unit {
+	case dashboards.UnitCores:
+		return fmt.Sprintf("%.2f", v)
+	case dashboards.UnitPercent:
+		return fmt.Sprintf("%.0f%%", v)
+	case dashboards.UnitBytes:
+		return formatBytes(v)
+	case dashboards.UnitSeconds:
+		return (time.Duration(v) * time.Second).String()
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// formatBytes writes bytes in binary units, as kubectl writes memory.
+func formatBytes(v float64) string {
+	units := []string{"B", "Ki", "Mi", "Gi", "Ti"}
+	i := 0
+	for math.Abs(v) >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.1f%s", v, units[i])
+}
