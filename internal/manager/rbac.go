@@ -1,0 +1,35 @@
+package manager
+
+// The manager's cluster-wide permissions: exactly what it reads and writes,
+// and no secrets. `make generate` turns these markers into
+// config/rbac/role.yaml, which the kustomize install uses and the Helm
+// chart must match (test/integration/install checks both). The
+// leader-election Lease is namespaced and lives in a Role of its own.
+//
+// TFJobs: read, delete after ttlSecondsAfterFinished, write status. The
+// finalizers subresource lets the operator set blockOwnerDeletion on the
+// pods, services and PodGroups it owns where the apiserver enforces owner
+// permissions.
+// +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs/status,verbs=update
+// +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs/finalizers,verbs=update
+//
+// Replica pods: created, deleted, patched (tracking finalizer, stop
+// notices); every pod is read for the co-location state metrics.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+//
+// Events: the controller writes events.k8s.io events, leader election the
+// core ones.
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+//
+// The offline PriorityClass is created at start unless it exists; jobs
+// wait for the classes they name.
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch;create
+//
+// Gangs: the PodGroup of whichever gang scheduler the cluster serves.
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create
