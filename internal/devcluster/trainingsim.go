@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,10 +21,21 @@ import (
 // the example TFJobs apply unchanged, so their pods carry no simulation
 // hints. It gives every training pod that lacks them how long it runs
 // (parameter servers run until they are stopped, as in real life) and
-// how much CPU and memory it uses: what it requested. It looks once a
-// second, which is plenty for a simulation.
-func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duration) {
+// how much CPU and memory it uses: what it requested. It also writes what
+// each pod's container prints into logDir, for `kubectl logs`. It looks
+// once a second, which is plenty for a simulation.
+func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duration, logDir string) {
 	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		ctrl.Log.Error(err, "Training simulation off")
+		return
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		ctrl.Log.Error(err, "Training simulation off")
+		return
+	}
+	logs, err := newTrainingLogs(logDir, dyn)
 	if err != nil {
 		ctrl.Log.Error(err, "Training simulation off")
 		return
@@ -41,6 +53,7 @@ func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duratio
 					_, _ = cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 				}
 			}
+			logs.update(ctx, pods.Items, time.Now())
 		}
 		select {
 		case <-ctx.Done():

@@ -18,6 +18,19 @@ const (
 	// (at once when there is no duration). "0" means success.
 	SimExitCodeAnnotation = "backfill.dev/sim-exit-code"
 
+	// SimCrashLoopAnnotation set to "true" on a pod makes its containers
+	// crash one second after each start and wait ten seconds in
+	// CrashLoopBackOff before the next, with a growing restartCount, for as
+	// long as the pod lives (config/pod-crash-loop.yaml). The pod never ends
+	// its simulated training. On a TFJob, set it in a replica's pod template.
+	SimCrashLoopAnnotation = "backfill.dev/sim-crash-loop"
+	// SimLogAnnotation on a pod is text its containers print after their
+	// simulated TensorFlow start-up lines, one log line per line of text
+	// (e.g. "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected").
+	// The local cluster's training simulation writes each pod's log, which
+	// the apiserver serves through kwok (`kubectl logs`).
+	SimLogAnnotation = "backfill.dev/sim-log"
+
 	// UsageCPUAnnotation on a pod is the CPU each of its containers uses,
 	// as a quantity ("1500m"), in the emulated kubelet metrics.
 	UsageCPUAnnotation = "kwok.x-k8s.io/usage-cpu"

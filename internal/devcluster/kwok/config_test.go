@@ -56,6 +56,8 @@ func TestConfigHoldsOurStagesAndMetrics(t *testing.T) {
 		"backfill-training-succeeded":     "Stage/Pod",
 		"backfill-training-failed":        "Stage/Pod",
 		"backfill-pod-delete":             "Stage/Pod",
+		"backfill-crash-loop-crash":       "Stage/Pod",
+		"backfill-crash-loop-restart":     "Stage/Pod",
 		"backfill-metrics-resource":       "Metric",
 		"backfill-usage-from-annotations": "ClusterResourceUsage",
 	}
@@ -101,7 +103,7 @@ func selectorText(obj *unstructured.Unstructured) string {
 // The Go constants and the YAML must name the same annotations.
 func TestConfigUsesTheAnnotationConstants(t *testing.T) {
 	config := string(Config())
-	for _, key := range []string{SimDurationAnnotation, SimExitCodeAnnotation, UsageCPUAnnotation, UsageMemoryAnnotation} {
+	for _, key := range []string{SimDurationAnnotation, SimExitCodeAnnotation, SimCrashLoopAnnotation, UsageCPUAnnotation, UsageMemoryAnnotation} {
 		if !strings.Contains(config, `"`+key+`"`) {
 			t.Errorf("the config never reads %q", key)
 		}

@@ -34,6 +34,10 @@ type Options struct {
 	NodeLeaseDurationSeconds int
 	// StartTimeout bounds the wait for kwok to serve; 0 means 30 s.
 	StartTimeout time.Duration
+	// ServeLogs makes kwok serve container logs to the apiserver
+	// (`kubectl logs`) from the files that Logs objects name (see
+	// LogsObject): Start installs kwok's Logs CRD first.
+	ServeLogs bool
 }
 
 // Kwok is a running kwok, stopped by its recorded PID.
@@ -70,6 +74,15 @@ func Start(opts Options) (*Kwok, error) {
 	}
 	port := ports[0]
 	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if opts.ServeLogs {
+		if err := installLogsCRD(opts.Kubeconfig, timeout); err != nil {
+			return nil, err
+		}
+	}
 
 	// kwok always loads $KWOK_WORKDIR/kwok.yaml (default ~/.kwok) in
 	// addition to --config; point it at our own directory so that a
@@ -80,11 +93,6 @@ func Start(opts Options) (*Kwok, error) {
 		return nil, err
 	}
 	k := &Kwok{proc: proc, address: address}
-
-	timeout := opts.StartTimeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
 	if err := k.waitServing(timeout); err != nil {
 		_ = proc.Stop(stopTimeout)
 		return nil, fmt.Errorf("%w (see %s)", err, proc.LogPath())
@@ -103,7 +111,7 @@ func kwokArgs(opts Options, configPath string, port int) []string {
 	if lease == 0 {
 		lease = 40
 	}
-	return []string{
+	args := []string{
 		"--kubeconfig=" + opts.Kubeconfig,
 		"--config=" + configPath,
 		"--manage-nodes-with-annotation-selector=" + ManagedNodeAnnotation + "=" + ManagedNodeValue,
@@ -115,6 +123,10 @@ func kwokArgs(opts Options, configPath string, port int) []string {
 		"--cidr=" + cidr,
 		"--node-lease-duration-seconds=" + strconv.Itoa(lease),
 	}
+	if opts.ServeLogs {
+		args = append(args, "--enable-crds=Logs")
+	}
+	return args
 }
 
 // waitServing polls /healthz, which kwok serves once its controllers run.

@@ -70,6 +70,7 @@ func run(m *testing.M) (code int) {
 		Binary:     filepath.Join(framework.BinDir(), "kwok"),
 		Kubeconfig: kubeconfig,
 		StateDir:   filepath.Join(logs, "kwok"),
+		ServeLogs:  true,
 	})
 	if err != nil {
 		return fail(err)

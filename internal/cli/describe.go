@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// maxEvents is how many of the most recent events describe shows.
+const maxEvents = 20
+
+func newDescribeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "describe JOB",
+		Short: "Show a TFJob in detail: replicas, placement, TF_CONFIG, events, and why pods wait",
+		Example: `  backfill describe mnist
+  kubectl backfill describe mnist -n training`,
+	}
+	kf := addKubeFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{errors.New("describe takes exactly one TFJob name: backfill describe JOB")}
+		}
+		k, err := kf.connect()
+		if err != nil {
+			return err
+		}
+		d, err := gatherDescription(cmd.Context(), k, args[0])
+		if err != nil {
+			return err
+		}
+		return renderDescription(cmd.OutOrStdout(), d, time.Now())
+	}
+	return cmd
+}
+
+// description is everything describe shows about one job.
+type description struct {
+	job    *kubeflowv1.TFJob
+	pods   []corev1.Pod
+	events []corev1.Event // oldest first, at most maxEvents
+}
+
+func gatherDescription(ctx context.Context, k *kube, name string) (*description, error) {
+	var job kubeflowv1.TFJob
+	if err := k.client.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, &job); err != nil {
+		return nil, notFoundOr(err, k.namespace, name)
+	}
+	var pods corev1.PodList
+	if err := k.client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{
+		kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName, kubeflowv1.JobNameLabel: job.Name,
+	}); err != nil {
+		return nil, fmt.Errorf("listing the pods of TFJob %s: %w", job.Name, err)
+	}
+	sortPods(pods.Items)
+	events, err := k.clientset.CoreV1().Events(job.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	return &description{job: &job, pods: pods.Items, events: eventsAbout(events.Items, &job, pods.Items)}, nil
+}
+
+// eventsAbout keeps the events of the job and its pods, the most recent
+// maxEvents, oldest first.
+func eventsAbout(all []corev1.Event, job *kubeflowv1.TFJob, pods []corev1.Pod) []corev1.Event {
+	uids := map[types.UID]bool{job.UID: true}
+	names := map[string]bool{}
+	for _, pod := range pods {
+		uids[pod.UID] = true
+		names[pod.Name] = true
+	}
+	var kept []corev1.Event
+	for _, e := range all {
+		about := e.InvolvedObject
+		if uids[about.UID] || about.UID == "" && (about.Kind == "TFJob" && about.Name == job.Name || about.Kind == "Pod" && names[about.Name]) {
+			kept = append(kept, e)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return eventTime(&kept[i]).Before(eventTime(&kept[j])) })
+	if len(kept) > maxEvents {
+		kept = kept[len(kept)-maxEvents:]
+	}
+	return kept
+}
+
+// eventTime is when an event last happened, from whichever field its
+// reporter filled (core/v1 or events.k8s.io/v1).
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}

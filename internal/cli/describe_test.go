@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+func describeFixtures() map[string]*description {
+	jobs, pods := getFixture()
+	mnist, resnet, single := &jobs[2], &jobs[3], &jobs[0]
+
+	preempted := running(podOf(mnist, kubeflowv1.ReplicaTypePS, 1), "cpu-node-1", 0)
+	preempted.DeletionTimestamp = ptrTime(ago(10 * time.Second))
+	preempted.Status.Conditions = append(preempted.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"})
+	mnistPods := append([]corev1.Pod{}, pods.of(mnist)...)
+	mnistPods[2] = preempted
+
+	missingClass := makeJob("research", "bert", 2*time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 2, 1).priorityClass("does-not-exist").
+		condition(kubeflowv1.JobCreated, corev1.ConditionFalse, "PriorityClassNotFound",
+			"TFJob research/bert cannot start its pods: PriorityClass does-not-exist does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName", time.Minute).obj()
+
+	return map[string]*description{
+		"describe-running": {job: mnist, pods: mnistPods, events: []corev1.Event{
+			event(mnist, "TFJob", "Normal", "SuccessfulCreatePod", "tfjob-controller", "Created pods: mnist-chief-0, mnist-ps-0, mnist-ps-1, mnist-worker-0, mnist-worker-1, mnist-worker-2, mnist-worker-3", 3*time.Hour, 1),
+			event(&mnistPods[5], "Pod", "Warning", "FailedScheduling", "default-scheduler", gpuMessage, 30*time.Second, 12),
+			event(&mnistPods[4], "Pod", "Warning", "BackOff", "kubelet", "Back-off restarting failed container tensorflow", 5*time.Second, 3),
+		}},
+		"describe-pending-gpus":     {job: resnet, pods: pods.of(resnet)},
+		"describe-missing-class":    {job: missingClass},
+		"describe-single-succeeded": {job: single},
+	}
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }
+
+func TestDescribe(t *testing.T) {
+	for name, d := range describeFixtures() {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := renderDescription(&out, d, fixedNow); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, name, out.String())
+		})
+	}
+}
+
+func TestWhyPendingInPlainWords(t *testing.T) {
+	job := makeJob("ns", "j", time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 1, 4).obj()
+	pod := func() *corev1.Pod { return podOf(job, kubeflowv1.ReplicaTypeWorker, 0) }
+	nominated := unschedulable(pod(), "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+	nominated.Status.NominatedNodeName = "node-a"
+	gated := pod()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "backfill.dev/gang"}}
+	imagePull := pod()
+	imagePull.Spec.NodeName = "node-b"
+	imagePull.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "tensorflow", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "pull access denied"}}}}
+	run := running(pod(), "node-c", 0)
+
+	for name, tc := range map[string]struct {
+		pod  corev1.Pod
+		want string
+	}{
+		"gpus": {pod: unschedulable(pod(), gpuMessage),
+			want: "waiting for GPUs: 0/5 nodes have 4 free nvidia.com/gpu (2 with too little nvidia.com/gpu, 3 do not match its node selector or affinity)"},
+		"cpu with a nominated node": {pod: nominated,
+			want: "waiting for CPU: 0/2 nodes have 2 free cpu (2 with too little cpu); preempting lower-priority pods on node-a to make room"},
+		"taints": {pod: unschedulable(pod(), "0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: online}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."),
+			want: "no node fits: 0/3 nodes are available (3 have a taint it does not tolerate {dedicated: online})"},
+		"taints without their names": {pod: unschedulable(pod(), "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
+			want: "no node fits: 0/1 nodes are available (1 have a taint it does not tolerate)"},
+		"not yet seen":  {pod: *pod(), want: "waiting for the scheduler default-scheduler to place it"},
+		"gated":         {pod: *gated, want: "held back from scheduling by its scheduling gates (backfill.dev/gang)"},
+		"image pull":    {pod: *imagePull, want: "on node-b, container tensorflow waits: ImagePullBackOff: pull access denied"},
+		"running":       {pod: run, want: ""},
+		"other message": {pod: unschedulable(pod(), "pod has unbound immediate PersistentVolumeClaims"), want: "not schedulable: pod has unbound immediate PersistentVolumeClaims"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, whyPending(&tc.pod)); diff != "" {
+				t.Errorf("whyPending (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
