@@ -1,0 +1,66 @@
+// Package doctor holds the checks of `backfill doctor`: the troubleshooting
+// checklist of a co-located training cluster (operator, pending pods and
+// why, priorities, GPUs, crash loops, Prometheus) as small functions over
+// the objects each one needs. Collect reads those objects from a cluster;
+// the checks themselves never talk to a server.
+package doctor
+
+import "slices"
+
+// Status is a check's verdict.
+type Status string
+
+// The verdicts. Only FAIL makes `backfill doctor` exit 1; SKIP says a check
+// did not run and why.
+const (
+	StatusOK   Status = "OK"
+	StatusWarn Status = "WARN"
+	StatusFail Status = "FAIL"
+	StatusSkip Status = "SKIP"
+)
+
+// Check ids, stable for scripts reading `doctor -o json`.
+const (
+	CheckCRD                  = "tfjob-crd"
+	CheckOperator             = "operator"
+	CheckPendingResources     = "pending-resources"
+	CheckResourceQuota        = "resource-quota"
+	CheckLimitRange           = "limit-range"
+	CheckPriorityClassMissing = "priority-class-missing"
+	CheckOfflinePriority      = "offline-priority"
+	CheckGPUNodes             = "gpu-nodes"
+	CheckCrashLoop            = "crash-loop"
+	CheckPrometheusTargets    = "prometheus-targets"
+	CheckPrometheusData       = "prometheus-data"
+)
+
+// Result is one finding of one check.
+type Result struct {
+	Check  string `json:"check"`
+	Status Status `json:"status"`
+	// Object is what the finding is about, e.g. "tfjob default/mnist";
+	// empty for cluster-wide findings.
+	Object string `json:"object,omitempty"`
+	// Finding says what was seen, in one line, with the numbers.
+	Finding string `json:"finding"`
+	// Fix says what to do; empty when nothing needs doing.
+	Fix string `json:"fix,omitempty"`
+}
+
+func ok(check, finding string) Result {
+	return Result{Check: check, Status: StatusOK, Finding: finding}
+}
+
+// Failed reports whether any result is a FAIL.
+func Failed(results []Result) bool {
+	return slices.ContainsFunc(results, func(r Result) bool { return r.Status == StatusFail })
+}
+
+// Count is the number of results of each status.
+func Count(results []Result) map[Status]int {
+	n := map[Status]int{}
+	for _, r := range results {
+		n[r.Status]++
+	}
+	return n
+}

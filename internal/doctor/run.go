@@ -1,0 +1,39 @@
+package doctor
+
+// Run runs every check on the snapshot, in the order a person would walk
+// them: is the operator there, why do pods wait, are priorities right, do
+// GPUs show, do containers crash, does monitoring see it all. prom is nil
+// when no Prometheus URL was given.
+func Run(s *Snapshot, prom *PrometheusView) []Result {
+	out := []Result{checkCRD(s.TFJobsServed)}
+	jobs := s.activeJobs()
+	// run adds a check's results, or its SKIP when the user may not read
+	// what it needs.
+	run := func(check string, results func() []Result) {
+		if skip, skipped := skipForAccess(s, check); skipped {
+			out = append(out, skip)
+			return
+		}
+		out = append(out, results()...)
+	}
+	run(CheckOperator, func() []Result { return []Result{checkOperator(s, jobs)} })
+	run(CheckPriorityClassMissing, func() []Result { return checkPriorityClassMissing(s, jobs) })
+	run(CheckPendingResources, func() []Result { return checkPending(s, jobs) })
+	out = append(out, checkQuota(s, jobs)...)
+	out = append(out, checkLimitRange(s, jobs)...)
+	run(CheckOfflinePriority, func() []Result { return checkOfflinePriority(s) })
+	run(CheckGPUNodes, func() []Result { return []Result{checkGPUNodes(s, jobs)} })
+	out = append(out, checkCrashLoop(s)...)
+	out = append(out, checkPrometheus(prom, gpuNodeCount(s))...)
+	return out
+}
+
+func gpuNodeCount(s *Snapshot) int {
+	n := 0
+	for i := range s.Nodes {
+		if q := s.Nodes[i].Status.Allocatable[GPUResource]; !q.IsZero() {
+			n++
+		}
+	}
+	return n
+}

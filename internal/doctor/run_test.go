@@ -1,0 +1,76 @@
+package doctor
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// A healthy cluster: every check runs, in the checklist's order, none
+// finds anything, and the Prometheus checks say they were skipped.
+func TestRunOnAHealthyCluster(t *testing.T) {
+	s := snapshot()
+	job := makeJob("mnist").workers(1, "nvidia.com/gpu", "1").obj()
+	s.Jobs = []kubeflowv1.TFJob{job}
+	s.Nodes = []corev1.Node{node("gpu-0", "cpu", "16", "nvidia.com/gpu", "8")}
+	s.Pods = []corev1.Pod{jobPod(job, "mnist-worker-0").on("gpu-0").obj(), onlinePod("web-0", 0).on("gpu-0").obj()}
+	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
+
+	got := Run(s, nil)
+	want := []verdict{
+		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
+		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
+		{CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckCrashLoop, StatusOK, ""},
+		{"prometheus", StatusSkip, ""},
+	}
+	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if Failed(got) {
+		t.Error("Failed reports a FAIL on a healthy cluster")
+	}
+}
+
+// Without the CRD there are no jobs to judge; the CRD check alone FAILs.
+func TestRunWithoutTheCRD(t *testing.T) {
+	s := snapshot()
+	s.TFJobsServed = false
+	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
+	got := Run(s, nil)
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 7, StatusSkip: 1}, Count(got)); diff != "" {
+		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
+	}
+	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
+		t.Errorf("want the CRD check first, FAIL: %+v", got[0])
+	}
+}
+
+// A user who may read one namespace only: the checks that need
+// cluster-wide lists are skipped with the reads refused, the others run.
+func TestRunWithNamespaceAccessOnly(t *testing.T) {
+	s := snapshot()
+	job := makeJob("mnist").workers(1, "nvidia.com/gpu", "1").obj()
+	s.Jobs = []kubeflowv1.TFJob{job}
+	s.Pods = []corev1.Pod{jobPod(job, "mnist-worker-0").obj()}
+	s.Forbidden = map[string]bool{readAllPods: true, readNodes: true, readPriorityClasses: true, readLeases: true}
+
+	got := Run(s, nil)
+	want := []verdict{
+		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
+		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
+		{CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckCrashLoop, StatusOK, ""},
+		{"prometheus", StatusSkip, ""},
+	}
+	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	for _, r := range got {
+		if r.Check == CheckOfflinePriority && r.Finding != "not checked: you may not list pods in every namespace or priorityclasses, which this check needs" {
+			t.Errorf("offline-priority SKIP says %q, want the refused reads", r.Finding)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+//go:build integration
+
+// Package doctor runs `backfill doctor` against crafted broken states on a
+// real kube-apiserver and etcd, a real kube-scheduler (so that pending
+// pods carry the scheduler's own PodScheduled message), the quota
+// controller of kube-controller-manager, and the backfill manager with
+// leader election. There is no kubelet: nodes are objects with capacity in
+// their status, and the tests write a pod's container statuses as a
+// kubelet would.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+const (
+	managerNamespace = "backfill-system"
+	cpuNode          = "cpu-0"
+	gpuNode          = "gpu-0"
+	nodeGPUs         = 8
+)
+
+var (
+	apiServer *framework.APIServer
+	// backfill is the binary under test; kubeconfig is an admin's.
+	backfill, kubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+// run is TestMain's body, so that the deferred stops run before os.Exit.
+// Every process is stopped by the PID it was started with.
+func run(m *testing.M) (code int) {
+	dir, err := os.MkdirTemp("", "backfill-doctor-suite-")
+	if err != nil {
+		return fail(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = logFile.Close() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	defer func() {
+		if code == 0 && os.Getenv("BACKFILL_KEEP_LOGS") == "" {
+			_ = os.RemoveAll(dir)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "doctor suite: logs kept in %s\n", dir)
+	}()
+	backfill = filepath.Join(dir, "backfill")
+	build := exec.Command("go", "build", "-o", backfill, "./cmd/backfill")
+	build.Dir = framework.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("building backfill: %w\n%s", err, out))
+	}
+
+	if apiServer, err = framework.StartAPIServer(); err != nil {
+		return fail(err)
+	}
+	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
+	scheduler, err := apiServer.StartScheduler(dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopOrReport("kube-scheduler", scheduler.Stop)
+	// The quota controller fills in a ResourceQuota's status; until it
+	// has, the apiserver refuses every pod of the namespace.
+	kcm, err := apiServer.StartControllerManager(dir, "resourcequota-controller")
+	if err != nil {
+		return fail(err)
+	}
+	defer stopOrReport("kube-controller-manager", kcm.Stop)
+	if kubeconfig, err = apiServer.AdminKubeconfig(dir, "doctor"); err != nil {
+		return fail(err)
+	}
+	if err := createFixtures(); err != nil {
+		return fail(err)
+	}
+	stopManager, err := startManager()
+	if err != nil {
+		return fail(err)
+	}
+	defer stopManager()
+	return m.Run()
+}
+
+// startManager runs the backfill manager in-process with leader election,
+// and waits until it leads: doctor finds it by its Lease.
+func startManager() (func(), error) {
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts.LeaderElect, opts.LeaderElectionNamespace = true, managerNamespace
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "doctor suite: the manager: %v\n", err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var lease coordinationv1.Lease
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: opts.LeaderElectionID}, &lease); err != nil {
+			return false, nil
+		}
+		return lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("waiting for the manager to lead: %w", err)
+	}
+	return stop, nil
+}
+
+// createFixtures makes the manager's namespace and two nodes: a CPU node
+// and a GPU node of nodeGPUs GPUs, Ready, as a kubelet would register them.
+func createFixtures() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := apiServer.CreateNamespace(ctx, managerNamespace); err != nil {
+		return err
+	}
+	for _, n := range []struct {
+		name     string
+		capacity corev1.ResourceList
+	}{
+		{cpuNode, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi"), corev1.ResourcePods: resource.MustParse("110")}},
+		{gpuNode, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("128Gi"), corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(nodeGPUs, resource.DecimalSI)}},
+	} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}}
+		if err := apiServer.Client.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", n.name, err)
+		}
+		node.Status = corev1.NodeStatus{
+			Capacity: n.capacity, Allocatable: n.capacity,
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now()}},
+		}
+		if err := apiServer.Client.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("writing the status of node %s: %w", n.name, err)
+		}
+		// The apiserver taints a new node not-ready until the node
+		// lifecycle controller, which this suite does not run, sees its
+		// kubelet's Ready condition.
+		node.Spec.Taints = nil
+		if err := apiServer.Client.Update(ctx, node); err != nil {
+			return fmt.Errorf("untainting node %s: %w", n.name, err)
+		}
+	}
+	return nil
+}
+
+func fail(err error) int {
+	fmt.Fprintf(os.Stderr, "doctor suite: %v\n", err)
+	return 1
+}
+
+func stopOrReport(what string, stop func() error) {
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "doctor suite: stopping %s: %v\n", what, err)
+	}
+}
