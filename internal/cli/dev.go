@@ -66,6 +66,8 @@ func newDevUpCommand() *cobra.Command {
 	f.DurationVar(&opts.TrainingDuration, "training-duration", opts.TrainingDuration, "How long a simulated training replica runs before it exits 0.")
 	f.BoolVar(&opts.Demo, "demo", opts.Demo, "Load the online service and the example TFJobs.")
 	f.BoolVar(&opts.Gang, "gang", opts.Gang, "Turn on Kubernetes' gang scheduling (GenericWorkload), so that distributed TFJobs start all their pods or none.")
+	f.BoolVar(&opts.Manager, "manager", opts.Manager, "Run the backfill manager in the cluster; with --manager=false start it yourself: backfill manager --kubeconfig <the printed kubeconfig> (Prometheus scrapes its default metrics port, 8080).")
+	f.BoolVar(&opts.RestartComponents, "restart-components", opts.RestartComponents, "Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler or Prometheus again when it exits, with the same arguments and data (at most 5 times a minute each), instead of stopping the cluster.")
 	return cmd
 }
 

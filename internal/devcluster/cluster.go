@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -39,7 +41,12 @@ type Cluster struct {
 	config *rest.Config
 	client client.Client
 
+	// mu guards procs and state once the cluster runs: restarts
+	// (restart.go) replace processes while Stop may be reading them.
+	mu          sync.Mutex
 	procs       []*process.Process // in start order
+	args        map[string][]string
+	stopping    bool
 	kwok        *kwok.Kwok
 	servers     []*http.Server
 	stopManager context.CancelFunc
@@ -63,7 +70,7 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 		return nil, err
 	}
 
-	c = &Cluster{opts: opts, out: out, cp: &controlPlane{dir: opts.StateDir}}
+	c = &Cluster{opts: opts, out: out, cp: &controlPlane{dir: opts.StateDir}, args: map[string][]string{}}
 	c.state = &State{PID: os.Getpid(), StartedAt: time.Now()}
 	if err := c.state.write(opts.StateDir); err != nil {
 		return nil, err
@@ -123,6 +130,7 @@ func (c *Cluster) startChild(name string, address string, args ...string) error 
 		return err
 	}
 	c.procs = append(c.procs, p)
+	c.args[name] = args
 	c.state.Components = append(c.state.Components, Component{Name: name, PID: p.PID(), Address: address, Log: log})
 	return nil
 }
@@ -194,6 +202,7 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 		Binary:     filepath.Join(c.opts.BinDir, "kwok"),
 		Kubeconfig: c.cp.kubeconfig,
 		StateDir:   filepath.Join(c.opts.StateDir, "kwok"),
+		ServeLogs:  true,
 	})
 	if err != nil {
 		return err
@@ -204,6 +213,13 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 }
 
 func (c *Cluster) startManager(ctx context.Context) error {
+	sctx, stopSim := context.WithCancel(context.Background())
+	c.stopSim = stopSim
+	go simulateTraining(sctx, c.config, c.opts.TrainingDuration, filepath.Join(c.opts.StateDir, "kwok", "podlogs"))
+	if !c.opts.Manager {
+		fmt.Fprintf(c.out, "No manager runs in the cluster (--manager=false): start one with `backfill manager --kubeconfig %s`\n", c.cp.kubeconfig)
+		return nil
+	}
 	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
@@ -215,11 +231,19 @@ func (c *Cluster) startManager(ctx context.Context) error {
 	c.stopManager, c.managerDone = cancel, make(chan error, 1)
 	go func() { c.managerDone <- manager.RunWithConfig(mctx, c.config, opts) }()
 	c.state.Components = append(c.state.Components, Component{Name: "backfill-manager", PID: os.Getpid(), Address: opts.MetricsAddress})
-
-	sctx, stopSim := context.WithCancel(context.Background())
-	c.stopSim = stopSim
-	go simulateTraining(sctx, c.config, c.opts.TrainingDuration)
 	return waitHTTP(ctx, "http://"+opts.MetricsAddress+"/metrics", time.Minute)
+}
+
+// externalManagerMetrics is where `backfill manager` serves its metrics by
+// default; Prometheus looks there when no manager runs in the cluster.
+const externalManagerMetrics = "127.0.0.1:8080"
+
+// managerMetricsAddress is the manager's metrics address for Prometheus.
+func (c *Cluster) managerMetricsAddress() string {
+	if addr := c.componentAddress("backfill-manager"); addr != "" {
+		return addr
+	}
+	return externalManagerMetrics
 }
 
 func (c *Cluster) startGPUSim(ctx context.Context) error {
@@ -242,10 +266,14 @@ func (c *Cluster) startGPUSim(ctx context.Context) error {
 // Stop ends every part of the cluster, newest first, each child by the PID
 // recorded at its start, and marks the state directory stopped.
 func (c *Cluster) Stop() []error {
+	c.mu.Lock()
+	c.stopping = true
+	procs := slices.Clone(c.procs)
+	c.mu.Unlock()
 	var errs []error
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		if c.procs[i].Name() == "prometheus" {
-			errs = append(errs, c.procs[i].Stop(stopTimeout))
+	for i := len(procs) - 1; i >= 0; i-- {
+		if procs[i].Name() == "prometheus" {
+			errs = append(errs, procs[i].Stop(stopTimeout))
 		}
 	}
 	for _, srv := range c.servers {
@@ -261,9 +289,9 @@ func (c *Cluster) Stop() []error {
 		errs = append(errs, <-c.managerDone)
 	}
 	errs = append(errs, c.kwok.Stop())
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		if c.procs[i].Name() != "prometheus" {
-			errs = append(errs, c.procs[i].Stop(stopTimeout))
+	for i := len(procs) - 1; i >= 0; i-- {
+		if procs[i].Name() != "prometheus" {
+			errs = append(errs, procs[i].Stop(stopTimeout))
 		}
 	}
 	_ = os.Remove(statePath(c.opts.StateDir))
@@ -276,13 +304,21 @@ func (c *Cluster) Stop() []error {
 	return failed
 }
 
-// Done is closed when a child process exits on its own, which ends the
-// cluster's usefulness.
+// Done receives the name of a child process that exited on its own, which
+// ends the cluster's usefulness; under RestartComponents only once the
+// child exited too often to be restarted.
 func (c *Cluster) Done() <-chan string {
 	died := make(chan string, 1)
-	for _, p := range c.procs {
+	c.mu.Lock()
+	procs := slices.Clone(c.procs)
+	c.mu.Unlock()
+	for _, p := range procs {
 		go func() {
-			<-p.Done()
+			if c.opts.RestartComponents {
+				p = c.keepRunning(p)
+			} else {
+				<-p.Done()
+			}
 			select {
 			case died <- p.Name():
 			default:

@@ -31,6 +31,14 @@ type Options struct {
 	// Gang turns on Kubernetes' gang scheduling (the GenericWorkload
 	// feature gate and scheduling.k8s.io/v1beta1 PodGroups).
 	Gang bool
+	// Manager runs the backfill manager inside `dev up`. Without it the
+	// cluster waits for one started on its own (`backfill manager`), e.g.
+	// under a debugger, or several with leader election.
+	Manager bool
+	// RestartComponents starts a control-plane process that exits again,
+	// with the same arguments and data, as a kubelet restarts static pods;
+	// without it the cluster stops when one exits.
+	RestartComponents bool
 }
 
 // DefaultOptions are three CPU nodes and two GPU nodes of 8 GPUs, 16 cores
@@ -46,6 +54,7 @@ func DefaultOptions() Options {
 		TrainingDuration: 3 * time.Minute,
 		Demo:             true,
 		Gang:             true,
+		Manager:          true,
 	}
 }
 

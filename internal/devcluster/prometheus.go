@@ -19,7 +19,7 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 	}
 	addr := loopback(port[0])
 	cfg, err := promconfig.Config(promconfig.Targets{
-		Manager:    c.componentAddress("backfill-manager"),
+		Manager:    c.managerMetricsAddress(),
 		Kwok:       c.kwok.Address(),
 		Nodes:      c.nodeNames(),
 		GPUSim:     c.componentAddress("gpu-exporter-simulator"),
