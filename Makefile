@@ -16,6 +16,13 @@ DEV_TOOLS := $(BIN)/controller-gen $(BIN)/golangci-lint
 PROM_VERSION := 3.16.0
 OBS_TOOLS := $(BIN)/prometheus $(BIN)/promtool
 SIM_TOOLS := $(BIN)/kwok
+HELM_VERSION := v3.22.0
+# helm reports its version and renders for the Kubernetes its client-go
+# speaks (1.37), as its own release build does.
+HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37
+CHART_TOOLS := $(BIN)/helm
 
 .PHONY: help
 help: ## List the targets.
@@ -25,7 +32,7 @@ help: ## List the targets.
 ## only when missing or when its pins changed.
 
 .PHONY: tools
-tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Build every tool into bin/.
+tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE)
@@ -55,6 +62,10 @@ $(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 		github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 	@touch $(OBS_TOOLS)
 
+$(BIN)/helm: hack/tools/helm/go.mod hack/tools/helm/go.sum
+	@echo ">> building helm $(HELM_VERSION) from source (about 2 minutes the first time)"
+	cd hack/tools/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $@ helm.sh/helm/v3/cmd/helm
+
 $(BIN)/controller-gen: hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
@@ -65,14 +76,18 @@ $(BIN)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/g
 ##@ Development
 
 .PHONY: generate
-generate: $(BIN)/controller-gen $(BIN)/kubectl ## Regenerate deepcopy and the CRD.
+generate: $(BIN)/controller-gen $(BIN)/kubectl ## Regenerate deepcopy, the CRD (also the chart's copy) and the manager's RBAC.
 	$(BIN)/controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(BIN)/controller-gen paths=./api/... crd:maxDescLen=0,generateEmbeddedObjectMeta=true output:crd:artifacts:config=config/crd/bases
 	$(BIN)/kubectl kustomize config/crd > deploy/crds/kubeflow.org_tfjobs.yaml
+	go run ./hack/genrules
+	cp deploy/crds/kubeflow.org_tfjobs.yaml charts/backfill/crds/kubeflow.org_tfjobs.yaml
+	$(BIN)/controller-gen rbac:roleName=backfill-manager paths=./internal/manager/... output:rbac:artifacts:config=config/rbac
+	go run ./hack/gendashboards
 
 .PHONY: verify
 verify: generate ## Prove generated files current, code formatted and vetted.
-	@git diff --exit-code -- api config deploy || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config deploy charts || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run gofmt -w"; exit 1; }
 	go vet ./...
 	go vet -tags integration,e2e ./test/...
@@ -85,12 +100,24 @@ lint: $(BIN)/golangci-lint ## Run the linters of .golangci.yaml.
 build: ## Build bin/backfill.
 	go build -o $(BIN)/backfill ./cmd/backfill
 
+# Where `make install` puts backfill: BINDIR, else PREFIX/bin, else go
+# install's own choice ($GOBIN, else $GOPATH/bin).
+PREFIX ?=
+BINDIR ?= $(if $(PREFIX),$(PREFIX)/bin,$(or $(shell go env GOBIN),$(shell go env GOPATH)/bin))
+
+.PHONY: install
+install: build ## Install backfill and the kubectl plugin kubectl-backfill into BINDIR (PREFIX=/usr/local or BINDIR=... to choose).
+	install -d "$(BINDIR)"
+	install -m 0755 $(BIN)/backfill "$(BINDIR)/backfill"
+	ln -sf backfill "$(BINDIR)/kubectl-backfill"
+	@echo "installed $(BINDIR)/backfill and $(BINDIR)/kubectl-backfill; with $(BINDIR) on PATH, 'kubectl backfill' works"
+
 .PHONY: unit
 unit: ## Unit tests only: fast, no binaries needed.
 	go test ./...
 
 .PHONY: integration
-integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Suites against a real kube-apiserver and etcd.
+integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
 	go test -tags integration -count=1 ./test/integration/...
 
 .PHONY: test
@@ -104,7 +131,7 @@ dev: dev-tools ## Start the local cluster with the demo (backfill dev up).
 	go run ./cmd/backfill dev up
 
 .PHONY: e2e
-e2e: dev-tools ## Suites against the whole local cluster (backfill dev).
+e2e: dev-tools $(CHART_TOOLS) ## Suites against the whole local cluster (backfill dev).
 	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
 
 ##@ Benchmarks: not part of `make test`.

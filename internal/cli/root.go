@@ -42,11 +42,17 @@ func newRootCommand() *cobra.Command {
 		Short:         "TensorFlow training in the idle capacity of online Kubernetes clusters",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// cobra names a command by the first word of Use; the display name
+		// keeps "kubectl backfill" whole in help and errors.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(manager.NewCommand(), newDevCommand())
+	root.AddCommand(newTopCommand())
+	root.AddCommand(newDoctorCommand())
+	root.AddCommand(newSubmitCommand(), newGetCommand(), newDescribeCommand(), newLogsCommand())
 	return root
 }
 
