@@ -32,9 +32,10 @@ global:
   evaluation_interval: 5s
 scrape_configs:
 - job_name: backfill-manager
-  honor_labels: false
+  honor_labels: true
   static_configs:
   - targets: ["127.0.0.1:8080"]
+    labels: {namespace: backfill-system, pod: backfill-manager, service: backfill-manager-metrics, container: manager, endpoint: metrics}
 - job_name: kubelet-resource
   honor_labels: true
   static_configs:
