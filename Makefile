@@ -118,7 +118,7 @@ unit: ## Unit tests only: fast, no binaries needed.
 
 .PHONY: integration
 integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
-	go test -tags integration -count=1 ./test/integration/...
+	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/
 
 .PHONY: test
 test: unit integration e2e ## Every test (builds the missing tools first).

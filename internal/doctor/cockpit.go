@@ -86,7 +86,8 @@ func checkPanels(panels []CockpitPanel, data map[string]PanelData, offlinePods, 
 			}
 			out = append(out, Result{Check: CheckPrometheusData, Status: StatusFail, Object: p.Name,
 				Finding: fmt.Sprintf("the cockpit's %s query failed: %v", p.Name, err),
-				Fix:     "check the Prometheus URL and that Prometheus answers /api/v1/query; the query is " + p.Expr})
+				Fix: "if Prometheus refused the join (found duplicate series, many-to-many matching), " + honorLabelsHint +
+					"; otherwise check the Prometheus URL and that Prometheus answers /api/v1/query. The query is " + p.Expr})
 		case d.Series > 0:
 			withData++
 		case readsGPUs(p) && gpuNodes == 0:

@@ -183,9 +183,9 @@ func (s managerSeries) load(honored bool) string {
 	return s.metric + "{" + strings.Join(pairs, ",") + "} " + s.value
 }
 
-// managerState is a node-0 with an online pod and a gpu-node-0 with the
-// offline pod team-a/mnist-worker-0 holding its GPU, as the manager
-// reports them.
+// managerState is a node-0 with an online pod and the offline pod
+// team-a/mnist-ps-0, and a gpu-node-0 with the offline pod
+// team-a/mnist-worker-0 holding its GPU, as the manager reports them.
 func managerState() []managerSeries {
 	var out []managerSeries
 	add := func(metric, value string, kv ...string) {
@@ -210,6 +210,7 @@ func managerState() []managerSeries {
 		}
 	}
 	add(expr.MetricOfflinePodInfo, "1x40", "namespace", "team-a", "pod", "mnist-worker-0", "node", "gpu-node-0", "tfjob", "mnist", "replica_type", "worker")
+	add(expr.MetricOfflinePodInfo, "1x40", "namespace", "team-a", "pod", "mnist-ps-0", "node", "node-0", "tfjob", "mnist", "replica_type", "ps")
 	return out
 }
 
@@ -220,14 +221,16 @@ const kubeletAndDCGM = `  container_cpu_usage_seconds_total{namespace="shop",pod
   container_cpu_usage_seconds_total{namespace="team-a",pod="mnist-worker-0",container="tensorflow",node="gpu-node-0"} 0+30x40
   container_memory_working_set_bytes{namespace="shop",pod="web-0",container="web",node="node-0"} 300000000x40
   container_memory_working_set_bytes{namespace="team-a",pod="mnist-worker-0",container="tensorflow",node="gpu-node-0"} 4000000000x40
+  container_cpu_usage_seconds_total{namespace="team-a",pod="mnist-ps-0",container="tensorflow",node="node-0"} 0+3x40
+  container_memory_working_set_bytes{namespace="team-a",pod="mnist-ps-0",container="tensorflow",node="node-0"} 1000000000x40
   DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",exported_namespace="team-a",exported_pod="mnist-worker-0",exported_container="tensorflow",namespace="monitoring",pod="dcgm-exporter-x",container="exporter"} 40x40
 `
 
 // TestCheckPanelsOnPrometheusSeries runs the cockpit's queries on the
 // series of a kube-prometheus-stack cluster with Prometheus's engine:
 // with the manager scraped with honorLabels every panel has data; without
-// it the joins on namespace and pod find nothing, and the offline panels
-// FAIL by name.
+// it the joins on namespace and pod find nothing, or find both offline
+// pods under the manager's own name, and the panels FAIL by name.
 func TestCheckPanelsOnPrometheusSeries(t *testing.T) {
 	cases := map[string]struct {
 		honored bool
@@ -236,9 +239,9 @@ func TestCheckPanelsOnPrometheusSeries(t *testing.T) {
 		"honorLabels: true": {honored: true, want: []verdict{{CheckPrometheusData, StatusOK, ""}}},
 		"honorLabels: false": {honored: false, want: []verdict{
 			{CheckPrometheusData, StatusFail, offlineOnlyPanels[0]},
-			{CheckPrometheusData, StatusWarn, gpuPanels[0]},
+			{CheckPrometheusData, StatusFail, gpuPanels[0]},
 			{CheckPrometheusData, StatusFail, offlineOnlyPanels[1]},
-			{CheckPrometheusData, StatusWarn, gpuPanels[1]},
+			{CheckPrometheusData, StatusFail, gpuPanels[1]},
 			{CheckPrometheusData, StatusFail, offlineOnlyPanels[2]},
 			{CheckPrometheusData, StatusFail, offlineOnlyPanels[3]},
 		}},
@@ -266,8 +269,8 @@ func TestCheckPanelsOnPrometheusSeries(t *testing.T) {
 				return len(v), err
 			}
 			offlinePods, err := count(expr.OfflinePods())
-			if err != nil || offlinePods != 1 {
-				t.Fatalf("offline pods: %d, %v; want 1 whichever the labels", offlinePods, err)
+			if err != nil || offlinePods != 2 {
+				t.Fatalf("offline pods: %d, %v; want 2 whichever the labels", offlinePods, err)
 			}
 			data := map[string]PanelData{}
 			for _, p := range CockpitPanels() {

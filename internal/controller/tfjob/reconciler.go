@@ -144,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The error reaches only the manager's log; users look for why pods
 		// do not appear in the job's events.
 		if errors.Is(err, errCreatingPod) {
-			r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedCreatePod, "Create", err.Error())
+			r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedCreatePod, "Create", "%s", err.Error())
 		}
 		// The next pass re-plans from the cache; writes that did land are
 		// idempotent to repeat.
@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	pend.staleVersion = written
 	r.expected.expect(job.UID, pend, now)
 	for _, e := range p.events {
-		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, e.message)
+		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, "%s", e.message)
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 }
