@@ -105,7 +105,7 @@ func (p *plan) planGang(job *kubeflowv1.TFJob, obs observed, pol policy, startin
 		return
 	}
 	why := ""
-	switch classes := priorityClassesOf(job, pol.offlinePriorityClass); {
+	switch classes := colocation.JobPriorityClasses(job, pol.offlinePriorityClass); {
 	case pol.gang == colocation.GangNone:
 		why = "the cluster serves no PodGroup of Kubernetes (turn on the GenericWorkload feature gate), Volcano or scheduler-plugins"
 	case len(classes) > 1:

@@ -69,7 +69,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 			obs.takenServices.Insert(svc.Name)
 		}
 	}
-	for _, name := range priorityClassesOf(job, r.opts.OfflinePriorityClass) {
+	for _, name := range colocation.JobPriorityClasses(job, r.opts.OfflinePriorityClass) {
 		err := r.client.Get(ctx, client.ObjectKey{Name: name}, &schedulingv1.PriorityClass{})
 		switch {
 		case apierrors.IsNotFound(err):

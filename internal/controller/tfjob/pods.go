@@ -56,7 +56,7 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 	}
 	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
 	// Kubeflow v1 never copied schedulingPolicy.priorityClass to the pods.
-	pod.Spec.PriorityClassName = priorityClassFor(job, rtype, opts.offlinePriorityClass)
+	pod.Spec.PriorityClassName = colocation.ReplicaPriorityClass(job, rtype, opts.offlinePriorityClass)
 	if pod.Spec.TerminationGracePeriodSeconds == nil && opts.gracePeriod != nil {
 		grace := *opts.gracePeriod
 		pod.Spec.TerminationGracePeriodSeconds = &grace
