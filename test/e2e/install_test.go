@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -56,11 +53,11 @@ func TestHelmInstall(t *testing.T) {
 
 	helm := func(args ...string) string {
 		t.Helper()
-		out, err := runHelm(append(args, "--kubeconfig", dc.state.Kubeconfig)...)
+		out, err := framework.Helm(append(args, "--kubeconfig", dc.state.Kubeconfig)...)
 		if err != nil {
 			t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
 		}
-		return out
+		return string(out)
 	}
 	helm("install", release, filepath.Join(framework.RepoRoot(), "charts", "backfill"), "--namespace", ns,
 		"--set", "replicaCount=2", "--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true",
@@ -150,26 +147,6 @@ func withEntries(m, add map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
-}
-
-// runHelm runs bin/helm with a private home, so that no user's helm
-// configuration plays a part. The error carries helm's stderr.
-func runHelm(args ...string) (string, error) {
-	home, err := os.MkdirTemp("", "backfill-helm-home-")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = os.RemoveAll(home) }()
-	cmd := exec.Command(filepath.Join(framework.BinDir(), "helm"), args...)
-	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
 }
 
 // decodeManifest splits a multi-document manifest into its objects.

@@ -7,8 +7,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/backfill-dev/backfill/test/framework"
@@ -28,11 +26,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	backfill = filepath.Join(dir, "backfill")
-	build := exec.Command("go", "build", "-o", backfill, "./cmd/backfill")
-	build.Dir = framework.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building backfill: %v\n%s", err, out)
+	if backfill, err = framework.BuildBackfill(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

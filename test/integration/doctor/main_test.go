@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -68,11 +67,8 @@ func run(m *testing.M) (code int) {
 		}
 		fmt.Fprintf(os.Stderr, "doctor suite: logs kept in %s\n", dir)
 	}()
-	backfill = filepath.Join(dir, "backfill")
-	build := exec.Command("go", "build", "-o", backfill, "./cmd/backfill")
-	build.Dir = framework.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("building backfill: %w\n%s", err, out))
+	if backfill, err = framework.BuildBackfill(dir); err != nil {
+		return fail(err)
 	}
 
 	if apiServer, err = framework.StartAPIServer(); err != nil {

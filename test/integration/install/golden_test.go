@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // helm lint --strict passes for every value set.
@@ -17,7 +19,7 @@ func TestHelmLint(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"lint", "--strict", chartFor(t, vs), "--namespace", namespace,
 				"--values", filepath.Join("testdata", "values", vs.values)}
-			out, err := runHelm(args...)
+			out, err := framework.Helm(args...)
 			if err != nil {
 				t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
@@ -103,7 +105,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 			for _, s := range tc.set {
 				args = append(args, "--set", s)
 			}
-			out, err := runHelm(args...)
+			out, err := framework.Helm(args...)
 			if err == nil {
 				t.Fatalf("helm %s rendered:\n%s\nwant a refusal", strings.Join(args, " "), out)
 			}
@@ -131,13 +133,13 @@ func TestChartWithoutGeneratedFiles(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := runHelm("template", "backfill", chart, "--namespace", namespace, "--set", tc.set)
+			_, err := framework.Helm("template", "backfill", chart, "--namespace", namespace, "--set", tc.set)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("helm template --set %s without files/: %v\nwant an error containing %q", tc.set, err, tc.want)
 			}
 		})
 	}
-	if _, err := runHelm("template", "backfill", chart, "--namespace", namespace); err != nil {
+	if _, err := framework.Helm("template", "backfill", chart, "--namespace", namespace); err != nil {
 		t.Errorf("helm template with the defaults needs no generated file, but: %v", err)
 	}
 }

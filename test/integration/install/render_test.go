@@ -84,31 +84,11 @@ func helmTemplate(t *testing.T, vs valueSet, extra ...string) []byte {
 	t.Helper()
 	args := append([]string{"template", vs.release, chartFor(t, vs), "--namespace", namespace,
 		"--values", filepath.Join("testdata", "values", vs.values)}, extra...)
-	out, err := runHelm(args...)
+	out, err := framework.Helm(args...)
 	if err != nil {
 		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
 	}
 	return out
-}
-
-// runHelm runs bin/helm with a private home, so that no user's helm
-// configuration or repositories play a part. The error carries stderr.
-func runHelm(args ...string) ([]byte, error) {
-	home, err := os.MkdirTemp("", "backfill-helm-home-")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.RemoveAll(home) }()
-	cmd := exec.Command(helmBinary(), args...)
-	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }
 
 // kustomize renders a kustomize directory with bin/kubectl.
