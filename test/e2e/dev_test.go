@@ -66,10 +66,12 @@ func TestDevCluster(t *testing.T) {
 
 	prom := state.Prometheus
 	for what, query := range map[string]string{
-		"the manager's reconciles":        `sum(controller_runtime_reconcile_total{controller="tfjob-controller"})`,
-		"container CPU use":               `sum(rate(container_cpu_usage_seconds_total{container!=""}[1m]))`,
-		"the GPU simulator's GPUs":        `count(DCGM_FI_DEV_GPU_UTIL)`,
-		"a GPU attributed to a TFJob pod": `count(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ml-dev"})`,
+		"the manager's reconciles": `sum(controller_runtime_reconcile_total{controller="tfjob-controller"})`,
+		"container CPU use":        `sum(rate(container_cpu_usage_seconds_total{container!=""}[1m]))`,
+		"the GPU simulator's GPUs": `count(DCGM_FI_DEV_GPU_UTIL)`,
+		// The jobs have ended and their GPUs are free again: look back over
+		// the run.
+		"a GPU attributed to a TFJob pod": `count(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ml-dev"}[15m]))`,
 	} {
 		waitQueryPositive(t, prom, what, query)
 	}
