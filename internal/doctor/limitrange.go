@@ -14,37 +14,22 @@ import (
 // than its max, less than its min, or a limit too far above its request.
 // The apiserver refuses such a pod at creation, so it never appears.
 func checkLimitRange(s *Snapshot, jobs []*kubeflowv1.TFJob) []Result {
-	var out []Result
-	for _, j := range jobs {
-		missing := s.missingPods(j)
-		if missing == 0 || blockedByPriorityClass(j) {
-			continue
-		}
-		var violations []string
-		for i := range s.LimitRanges {
-			lr := &s.LimitRanges[i]
-			if lr.Namespace == j.Namespace {
-				violations = append(violations, limitRangeViolations(lr, j)...)
+	return checkRefused(s, jobs, refusal{
+		check: CheckLimitRange, eventText: "LimitRange",
+		reasons: func(j *kubeflowv1.TFJob) []string {
+			var violations []string
+			for i := range s.LimitRanges {
+				if lr := &s.LimitRanges[i]; lr.Namespace == j.Namespace {
+					violations = append(violations, limitRangeViolations(lr, j)...)
+				}
 			}
-		}
-		if len(violations) == 0 {
-			if msg := refusalEvent(s, j, "LimitRange"); msg != "" {
-				violations = append(violations, msg)
-			}
-		}
-		if len(violations) == 0 {
-			continue
-		}
-		out = append(out, Result{
-			Check: CheckLimitRange, Status: StatusFail, Object: jobRef(j),
-			Finding: fmt.Sprintf("%d of %d pod(s) not created: %s", missing, replicaCount(j), strings.Join(violations, "; ")),
-			Fix:     "change the job's container resources to fit the LimitRange (kubectl describe limitrange -n " + j.Namespace + "), or ask the namespace's owner to widen it",
-		})
-	}
-	if len(out) == 0 {
-		return []Result{ok(CheckLimitRange, "no TFJob pod is refused by a LimitRange")}
-	}
-	return out
+			return violations
+		},
+		fix: func(j *kubeflowv1.TFJob) string {
+			return "change the job's container resources to fit the LimitRange (kubectl describe limitrange -n " + j.Namespace + "), or ask the namespace's owner to widen it"
+		},
+		okMessage: "no TFJob pod is refused by a LimitRange",
+	})
 }
 
 // limitRangeViolations checks each container of each replica template

@@ -17,38 +17,23 @@ import (
 // and the job waits. Scoped quotas are left out: whether they apply
 // depends on the pod's priority class or QoS.
 func checkQuota(s *Snapshot, jobs []*kubeflowv1.TFJob) []Result {
-	var out []Result
-	for _, j := range jobs {
-		missing := s.missingPods(j)
-		if missing == 0 || blockedByPriorityClass(j) {
-			continue
-		}
-		var over []string
-		for i := range s.Quotas {
-			q := &s.Quotas[i]
-			if q.Namespace != j.Namespace || len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil {
-				continue
+	return checkRefused(s, jobs, refusal{
+		check: CheckResourceQuota, eventText: "exceeded quota",
+		reasons: func(j *kubeflowv1.TFJob) []string {
+			var over []string
+			for i := range s.Quotas {
+				q := &s.Quotas[i]
+				if q.Namespace == j.Namespace && len(q.Spec.Scopes) == 0 && q.Spec.ScopeSelector == nil {
+					over = append(over, quotaShortfalls(q, j)...)
+				}
 			}
-			over = append(over, quotaShortfalls(q, j)...)
-		}
-		if len(over) == 0 {
-			if msg := refusalEvent(s, j, "exceeded quota"); msg != "" {
-				over = append(over, msg)
-			}
-		}
-		if len(over) == 0 {
-			continue
-		}
-		out = append(out, Result{
-			Check: CheckResourceQuota, Status: StatusFail, Object: jobRef(j),
-			Finding: fmt.Sprintf("%d of %d pod(s) not created: %s", missing, replicaCount(j), strings.Join(over, "; ")),
-			Fix:     "raise the quota (kubectl edit resourcequota -n " + j.Namespace + "), wait for other work in the namespace to finish, or request less per pod",
-		})
-	}
-	if len(out) == 0 {
-		return []Result{ok(CheckResourceQuota, "no TFJob pod is held back by a ResourceQuota")}
-	}
-	return out
+			return over
+		},
+		fix: func(j *kubeflowv1.TFJob) string {
+			return "raise the quota (kubectl edit resourcequota -n " + j.Namespace + "), wait for other work in the namespace to finish, or request less per pod"
+		},
+		okMessage: "no TFJob pod is held back by a ResourceQuota",
+	})
 }
 
 // quotaShortfalls says, for each resource of the quota, whether the
