@@ -6,7 +6,8 @@ import (
 
 // Disruption reasons. The first five are the reasons Kubernetes writes on a
 // pod's DisruptionTarget condition; DeletedWhileRunning is a pod deleted by
-// anyone but the operator before it finished.
+// anyone but the operator before it finished; ReclaimedForOnline is a pod
+// the manager evicted because online pods needed its node's capacity.
 const (
 	ReasonPreemptionByScheduler  = "PreemptionByScheduler"
 	ReasonEvictionByEvictionAPI  = "EvictionByEvictionAPI"
@@ -14,6 +15,17 @@ const (
 	ReasonDeletionByPodGC        = "DeletionByPodGC"
 	ReasonTerminationByKubelet   = "TerminationByKubelet"
 	ReasonDeletedWhileRunning    = "DeletedWhileRunning"
+	ReasonReclaimedForOnline     = "ReclaimedForOnline"
+)
+
+// The stop notice: before backfill itself stops a running offline pod, it
+// annotates the pod with why (and, for the operator's own stops, when).
+const (
+	// StopReasonAnnotation says why the pod is being stopped, e.g.
+	// TFJobSuspended, TFJobSucceeded or ReclaimedForOnline.
+	StopReasonAnnotation = "backfill.dev/stop-reason"
+	// StopAtAnnotation is when the pod will get SIGTERM, in RFC 3339.
+	StopAtAnnotation = "backfill.dev/stop-at"
 )
 
 // kubeletStopReasons are the pod status reasons the kubelet writes when it
@@ -32,6 +44,15 @@ var kubeletStopReasons = map[string]bool{
 // failure, and which reason says so. A disrupted pod is restarted under any
 // restart policy and not charged to the job's backoffLimit.
 func DisruptionOf(pod *corev1.Pod) (reason string, disrupted bool) {
+	reason, disrupted = clusterDisruption(pod)
+	if disrupted && pod.Annotations[StopReasonAnnotation] == ReasonReclaimedForOnline {
+		return ReasonReclaimedForOnline, true
+	}
+	return reason, disrupted
+}
+
+// clusterDisruption is the reason the cluster gave for ending a pod.
+func clusterDisruption(pod *corev1.Pod) (string, bool) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			if c.Reason == "" {

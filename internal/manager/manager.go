@@ -21,12 +21,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 	"github.com/backfill-dev/backfill/internal/metrics"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // NewCommand returns `backfill manager`.
@@ -110,9 +113,21 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, Colocation: opts.ColocationMetrics}
+	view, err := clusterView(mgr, opts)
+	if err != nil {
+		return err
+	}
+	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass}
+	if opts.ColocationMetrics {
+		metricsOpts.View = view
+	}
 	if err := metrics.Setup(mgr, metricsOpts); err != nil {
 		return fmt.Errorf("setting up the metrics: %w", err)
+	}
+	if opts.Reclaim {
+		if err := setupReclaim(mgr, view, opts); err != nil {
+			return err
+		}
 	}
 	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{
 		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),
@@ -123,12 +138,45 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Gang:                  gang,
 		GangSchedulerName:     opts.GangSchedulerName,
 		StopNotice:            opts.StopNotice,
+		Reclaim:               opts.Reclaim,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the TFJob controller: %w", err)
 	}
 	logger.Info("Starting the manager", "host", cfg.Host, "leaderElection", opts.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// clusterView is the slim view of every node and pod that the
+// co-location metrics and reclaimed capacity read, run by the leader; nil
+// when neither is on.
+func clusterView(mgr ctrl.Manager, opts Options) (*clusterview.View, error) {
+	if !opts.ColocationMetrics && !opts.Reclaim {
+		return nil, nil
+	}
+	view, err := clusterview.New(mgr.GetConfig(), opts.OfflinePriorityClass)
+	if err != nil {
+		return nil, err
+	}
+	return view, mgr.Add(manager.RunnableFunc(view.Start))
+}
+
+// setupReclaim adds the reclaimed-capacity controller, on the leader.
+func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error {
+	var source reclaim.UsageSource
+	var err error
+	switch opts.UsageSource {
+	case UsageSourcePrometheus:
+		source, err = reclaim.NewPrometheusSource(opts.PrometheusURL, opts.ReclaimSettings.Window, opts.PrometheusRateWindow)
+	default:
+		source, err = reclaim.NewMetricsAPISource(mgr.GetConfig(), view, opts.ReclaimSettings.Window)
+	}
+	if err != nil {
+		return err
+	}
+	c := reclaim.NewController(mgr.GetClient(), view, source, opts.ReclaimSettings,
+		mgr.GetEventRecorder(reclaim.ControllerName), clock.RealClock{}, ctrl.Log)
+	return mgr.Add(c)
 }
 
 // managerOptions turn the flags into controller-runtime's options. The cache

@@ -2,12 +2,14 @@ package manager
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // Options are the manager's flags.
@@ -32,7 +34,19 @@ type Options struct {
 	StopNotice              time.Duration
 	GangSchedulerName       string
 	ColocationMetrics       bool
+	// Reclaim runs training in reclaimed capacity (see internal/reclaim).
+	Reclaim              bool
+	UsageSource          string
+	PrometheusURL        string
+	PrometheusRateWindow time.Duration
+	ReclaimSettings      reclaim.Settings
 }
+
+// The usage sources of --reclaim-usage-source.
+const (
+	UsageSourcePrometheus = "prometheus"
+	UsageSourceMetricsAPI = "metrics-api"
+)
 
 // DefaultOptions suit a production cluster.
 func DefaultOptions() Options {
@@ -53,6 +67,10 @@ func DefaultOptions() Options {
 		StopNotice:            15 * time.Second,
 		GangSchedulerName:     "scheduler-plugins-scheduler",
 		ColocationMetrics:     true,
+		Reclaim:               true,
+		UsageSource:           UsageSourceMetricsAPI,
+		PrometheusRateWindow:  2 * time.Minute,
+		ReclaimSettings:       reclaim.DefaultSettings(),
 	}
 }
 
@@ -77,6 +95,24 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.GangSchedulerName, "gang-scheduler-name", o.GangSchedulerName, "schedulerName of gang pods when the cluster's gang scheduler is scheduler-plugins (its scheduler's name in your cluster).")
 	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
+	o.bindReclaimFlags(fs)
+}
+
+// bindReclaimFlags binds the flags of reclaimed capacity.
+func (o *Options) bindReclaimFlags(fs *pflag.FlagSet) {
+	s := &o.ReclaimSettings
+	fs.BoolVar(&o.Reclaim, "reclaim", o.Reclaim, "Run TFJob pods in reclaimed capacity: publish per node what online pods request but do not use as backfill.dev/batch-cpu and backfill.dev/batch-memory, give TFJob pods those instead of cpu and memory (a job opts out with the annotation backfill.dev/capacity: requested), and evict offline pods when online use rises. With --reclaim=false TFJob pods keep their cpu and memory requests.")
+	fs.StringVar(&o.UsageSource, "reclaim-usage-source", o.UsageSource, "Where node usage comes from: metrics-api (metrics.k8s.io, served by metrics-server) or prometheus (the kubelet series in the Prometheus of --prometheus-url, which must scrape the manager).")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "Prometheus of --reclaim-usage-source=prometheus, e.g. http://prometheus-operated.monitoring:9090.")
+	fs.DurationVar(&o.PrometheusRateWindow, "prometheus-rate-window", o.PrometheusRateWindow, "Window of rate() over the CPU counters in Prometheus: at least four of its scrape intervals.")
+	fs.IntVar(&s.Margin.CPU, "reclaim-cpu-margin", s.Margin.CPU, "Percent of each node's CPU never reclaimed: room for online use to rise between two decisions.")
+	fs.IntVar(&s.Margin.Memory, "reclaim-memory-margin", s.Margin.Memory, "Percent of each node's memory never reclaimed.")
+	fs.DurationVar(&s.Window, "reclaim-window", s.Window, "How far back the online peak looks: after a burst of online use, reclaimed capacity stays down this long.")
+	fs.DurationVar(&s.Interval, "reclaim-interval", s.Interval, "Time between two decisions of every node's reclaimed capacity.")
+	fs.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "How fast reclaimed capacity may grow, in percent of a node's capacity per minute; it shrinks at once.")
+	fs.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "Percent of a node's capacity: smaller changes are not written, and offline pods may hold this much beyond the target before any is evicted.")
+	fs.DurationVar(&s.Cooldown, "reclaim-cooldown", s.Cooldown, "How long a node that evicted offers no room to new offline pods.")
+	fs.DurationVar(&s.StaleAfter, "reclaim-stale-after", s.StaleAfter, "Age of a node's newest usage sample past which its reclaimed capacity freezes (no growth, no evictions) until usage is current again.")
 }
 
 // Validate says what is wrong with the flags and how to fix it.
@@ -115,6 +151,36 @@ func (o *Options) Validate() error {
 	}
 	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
 		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)
+	}
+	if o.Reclaim {
+		return o.validateReclaim()
+	}
+	return nil
+}
+
+// validateReclaim checks the flags of reclaimed capacity.
+func (o *Options) validateReclaim() error {
+	if err := o.ReclaimSettings.Validate(); err != nil {
+		return err
+	}
+	switch o.UsageSource {
+	case UsageSourceMetricsAPI:
+		return nil
+	case UsageSourcePrometheus:
+	default:
+		return fmt.Errorf("--reclaim-usage-source=%q: must be %s or %s", o.UsageSource, UsageSourceMetricsAPI, UsageSourcePrometheus)
+	}
+	if o.PrometheusURL == "" {
+		return fmt.Errorf("--reclaim-usage-source=prometheus needs --prometheus-url, e.g. http://prometheus-operated.monitoring:9090")
+	}
+	if u, err := url.Parse(o.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--prometheus-url=%q: want an http(s) URL such as http://prometheus-operated.monitoring:9090", o.PrometheusURL)
+	}
+	if o.PrometheusRateWindow < time.Second {
+		return fmt.Errorf("--prometheus-rate-window=%v: must be at least 1s, e.g. 2m", o.PrometheusRateWindow)
+	}
+	if !o.ColocationMetrics {
+		return fmt.Errorf("--reclaim-usage-source=prometheus needs --colocation-metrics: it tells offline from online use by the manager's backfill_offline_pod_info")
 	}
 	return nil
 }

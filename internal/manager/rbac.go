@@ -18,7 +18,16 @@ package manager
 // notices); every pod is read for the co-location state metrics.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+//
+// Reclaimed capacity: every node's batch resources are written to its
+// status and explained in an annotation; offline pods are evicted through
+// the Eviction API (never deleted outright), so PodDisruptionBudgets hold.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+//
+// Usage for reclaimed capacity with --reclaim-usage-source=metrics-api.
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=nodes;pods,verbs=get;list
 //
 // Events: the controller writes events.k8s.io events, leader election the
 // core ones.

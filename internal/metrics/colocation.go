@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
@@ -18,23 +19,9 @@ const (
 	NameOfflinePodInfo  = "backfill_offline_pod_info"
 )
 
-// resourceGPU is the extended resource of NVIDIA's device plugin.
-const resourceGPU = corev1.ResourceName("nvidia.com/gpu")
-
-// Resource is a resource the co-location metrics report, with the value
-// of their resource label and the unit of the value.
-type Resource struct {
-	Name  corev1.ResourceName
-	Label string
-}
-
 // Resources are the values of the resource label: cpu in cores, memory in
 // bytes, nvidia_com_gpu in devices.
-var Resources = []Resource{
-	{Name: corev1.ResourceCPU, Label: "cpu"},
-	{Name: corev1.ResourceMemory, Label: "memory"},
-	{Name: resourceGPU, Label: "nvidia_com_gpu"},
-}
+var Resources = clusterview.Resources
 
 // QOSClasses are the values of backfill_node_pods's qos_class label.
 var QOSClasses = []corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort}
@@ -56,6 +43,12 @@ func newColocationCollector() *colocationCollector {
 		pods: prometheus.NewDesc(NameNodePods,
 			"Non-terminated pods bound to a node, by tier and QoS class.",
 			[]string{"node", "tier", "qos_class"}, nil),
+		batchAllocatable: prometheus.NewDesc(NameNodeBatchAllocatable,
+			"Reclaimed capacity a node publishes for offline pods (backfill.dev/batch-cpu and backfill.dev/batch-memory): cpu in cores, memory in bytes.",
+			[]string{"node", "resource"}, nil),
+		batchAllocated: prometheus.NewDesc(NameNodeBatchAllocated,
+			"Reclaimed capacity that offline pods not terminating hold on a node (their batch requests): cpu in cores, memory in bytes.",
+			[]string{"node", "resource"}, nil),
 		offlinePod: prometheus.NewDesc(NameOfflinePodInfo,
 			"1 per non-terminated offline pod bound to a node, with its TFJob and replica type (empty when no TFJob controls it): the key to join the kubelet's and dcgm-exporter's per-pod series with.",
 			[]string{"namespace", "pod", "node", "tfjob", "replica_type"}, nil),
@@ -63,9 +56,11 @@ func newColocationCollector() *colocationCollector {
 }
 
 // colocationSource is where the collector reads nodes and pods from: the
-// co-location view, once it has synced.
+// cluster view, once it has synced.
 type colocationSource interface {
-	snapshot() ([]*nodeSummary, []*podSummary)
+	Synced() bool
+	Nodes() []*clusterview.Node
+	Pods() []*clusterview.Pod
 }
 
 // colocationCollector reports, at every scrape, the co-location state of
@@ -73,6 +68,7 @@ type colocationSource interface {
 // has synced, which happens only on the leader.
 type colocationCollector struct {
 	allocatable, requests, limits, pods, offlinePod *prometheus.Desc
+	batchAllocatable, batchAllocated                 *prometheus.Desc
 
 	mu     sync.Mutex
 	source colocationSource
@@ -87,7 +83,7 @@ func (c *colocationCollector) use(source colocationSource) {
 
 // Describe implements prometheus.Collector.
 func (c *colocationCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.allocatable, c.requests, c.limits, c.pods, c.offlinePod} {
+	for _, d := range []*prometheus.Desc{c.allocatable, c.requests, c.limits, c.pods, c.batchAllocatable, c.batchAllocated, c.offlinePod} {
 		ch <- d
 	}
 }
@@ -97,28 +93,31 @@ func (c *colocationCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	source := c.source
 	c.mu.Unlock()
-	if source == nil {
+	if source == nil || !source.Synced() {
 		return
 	}
-	c.send(ch, tally(source.snapshot()))
+	c.send(ch, tally(source.Nodes(), source.Pods()))
 }
 
 // nodeState is what the metrics say about one node.
 type nodeState struct {
-	allocatable amounts
-	requests    map[colocation.Tier]*amounts
-	limits      map[colocation.Tier]*amounts
+	allocatable clusterview.Amounts
+	requests    map[colocation.Tier]*clusterview.Amounts
+	limits      map[colocation.Tier]*clusterview.Amounts
 	pods        map[colocation.Tier]map[corev1.PodQOSClass]int
+	// batch is the reclaimed capacity published, batchHeld what offline
+	// pods not terminating hold of it.
+	batch, batchHeld colocation.Resources
 }
 
 func newNodeState() *nodeState {
 	s := &nodeState{
-		requests: map[colocation.Tier]*amounts{},
-		limits:   map[colocation.Tier]*amounts{},
+		requests: map[colocation.Tier]*clusterview.Amounts{},
+		limits:   map[colocation.Tier]*clusterview.Amounts{},
 		pods:     map[colocation.Tier]map[corev1.PodQOSClass]int{},
 	}
 	for _, t := range colocation.Tiers {
-		s.requests[t], s.limits[t], s.pods[t] = &amounts{}, &amounts{}, map[corev1.PodQOSClass]int{}
+		s.requests[t], s.limits[t], s.pods[t] = &clusterview.Amounts{}, &clusterview.Amounts{}, map[corev1.PodQOSClass]int{}
 	}
 	return s
 }
@@ -126,33 +125,37 @@ func newNodeState() *nodeState {
 // colocationTally is the state of every node, and the offline pods.
 type colocationTally struct {
 	nodes   map[string]*nodeState
-	offline []*podSummary
+	offline []*clusterview.Pod
 }
 
 // tally adds up the pods bound to a node by node and tier. A pod bound to
 // a node the view does not (yet) hold still counts, under its node's name.
-func tally(nodes []*nodeSummary, pods []*podSummary) colocationTally {
+func tally(nodes []*clusterview.Node, pods []*clusterview.Pod) colocationTally {
 	t := colocationTally{nodes: map[string]*nodeState{}}
 	for _, n := range nodes {
 		s := newNodeState()
-		s.allocatable = n.allocatable
+		s.allocatable = n.Allocatable
+		s.batch = n.Batch
 		t.nodes[n.Name] = s
 	}
 	for _, pod := range pods {
-		if pod.node == "" {
+		if pod.Node == "" {
 			continue
 		}
-		s := t.nodes[pod.node]
+		s := t.nodes[pod.Node]
 		if s == nil {
 			s = newNodeState()
-			t.nodes[pod.node] = s
+			t.nodes[pod.Node] = s
 		}
 		for i := range Resources {
-			s.requests[pod.tier][i] += pod.requests[i]
-			s.limits[pod.tier][i] += pod.limits[i]
+			s.requests[pod.Tier][i] += pod.Requests[i]
+			s.limits[pod.Tier][i] += pod.Limits[i]
 		}
-		s.pods[pod.tier][pod.qos]++
-		if pod.tier == colocation.TierOffline {
+		s.pods[pod.Tier][pod.QOS]++
+		if pod.DeletionTimestamp == nil {
+			s.batchHeld = s.batchHeld.Add(pod.Batch)
+		}
+		if pod.Tier == colocation.TierOffline {
 			t.offline = append(t.offline, pod)
 		}
 	}
@@ -179,8 +182,21 @@ func (c *colocationCollector) send(ch chan<- prometheus.Metric, t colocationTall
 				gauge(c.pods, float64(s.pods[tier][qos]), node, string(tier), string(qos))
 			}
 		}
+		gauge(c.batchAllocatable, float64(s.batch.MilliCPU)/1000, node, "cpu")
+		gauge(c.batchAllocatable, float64(s.batch.Memory), node, "memory")
+		gauge(c.batchAllocated, float64(s.batchHeld.MilliCPU)/1000, node, "cpu")
+		gauge(c.batchAllocated, float64(s.batchHeld.Memory), node, "memory")
 	}
 	for _, p := range t.offline {
-		gauge(c.offlinePod, 1, p.Namespace, p.Name, p.node, p.tfjob, p.replicaType)
+		gauge(c.offlinePod, 1, p.Namespace, p.Name, p.Node, p.TFJob, offlineReplicaType(p))
 	}
+}
+
+// offlineReplicaType is the replica_type label of an offline pod's info
+// series: empty for a pod of no TFJob.
+func offlineReplicaType(p *clusterview.Pod) string {
+	if p.ReplicaType == "" {
+		return ""
+	}
+	return replicaTypeLabel(p.ReplicaType)
 }

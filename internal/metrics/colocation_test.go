@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
@@ -62,15 +63,21 @@ func TestColocationState(t *testing.T) {
 	classed.Spec.PriorityClassName = "backfill-offline"
 	unbound := testPod("shop", "web-1", "", corev1.PodQOSBurstable, corev1.PodPending, container(resources("cpu", "1"), nil))
 	lost := testPod("shop", "web-2", "gone-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
+	batch := resources("backfill.dev/batch-cpu", "3000", "backfill.dev/batch-memory", "6Gi")
+	reclaimed := tfjobPod(testPod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(batch, batch)), "etl", "worker")
+	leaving := tfjobPod(testPod("team-a", "etl-worker-1", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(batch, batch)), "etl", "worker")
+	leaving.DeletionTimestamp = &metav1.Time{}
+	cpuNode := testNode("cpu-0", resources("cpu", "16", "memory", "64Gi"))
+	cpuNode.Status.Capacity = resources("cpu", "16", "memory", "64Gi", "backfill.dev/batch-cpu", "9500", "backfill.dev/batch-memory", "40Gi")
 
 	// The apiserver leaves finished pods out (the view's field selector);
 	// an unbound pod that slips through counts nowhere.
 	source := summarised(t,
 		[]*corev1.Node{
 			testNode("gpu-0", resources("cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8")),
-			testNode("cpu-0", resources("cpu", "16", "memory", "64Gi")),
+			cpuNode,
 		},
-		[]*corev1.Pod{web, worker, labelled, classed, unbound, lost})
+		[]*corev1.Pod{web, worker, labelled, classed, unbound, lost, reclaimed, leaving})
 	want := map[string]float64{}
 	zero := func(node string) {
 		for _, r := range Resources {
@@ -84,6 +91,10 @@ func TestColocationState(t *testing.T) {
 			for _, qos := range QOSClasses {
 				want["backfill_node_pods{node="+node+",qos_class="+string(qos)+",tier="+string(tier)+"}"] = 0
 			}
+		}
+		for _, r := range BatchResources {
+			want["backfill_node_batch_allocatable{node="+node+",resource="+r+"}"] = 0
+			want["backfill_node_batch_allocated{node="+node+",resource="+r+"}"] = 0
 		}
 	}
 	zero("gpu-0")
@@ -108,7 +119,13 @@ func TestColocationState(t *testing.T) {
 		"backfill_node_pods{node=gpu-0,qos_class=Burstable,tier=online}":                                            1,
 		"backfill_node_pods{node=gpu-0,qos_class=Guaranteed,tier=offline}":                                          1,
 		"backfill_node_requests{node=cpu-0,resource=cpu,tier=offline}":                                              1,
-		"backfill_node_pods{node=cpu-0,qos_class=BestEffort,tier=offline}":                                          1,
+		"backfill_node_pods{node=cpu-0,qos_class=BestEffort,tier=offline}":                                          3,
+		"backfill_node_batch_allocatable{node=cpu-0,resource=cpu}":                                                  9.5,
+		"backfill_node_batch_allocatable{node=cpu-0,resource=memory}":                                               40 << 30,
+		"backfill_node_batch_allocated{node=cpu-0,resource=cpu}":                                                    3, // the terminating pod's is released
+		"backfill_node_batch_allocated{node=cpu-0,resource=memory}":                                                 6 << 30,
+		"backfill_offline_pod_info{namespace=team-a,node=cpu-0,pod=etl-worker-0,replica_type=worker,tfjob=etl}":     1,
+		"backfill_offline_pod_info{namespace=team-a,node=cpu-0,pod=etl-worker-1,replica_type=worker,tfjob=etl}":     1,
 		"backfill_node_pods{node=cpu-0,qos_class=Burstable,tier=offline}":                                           1,
 		"backfill_node_pods{node=gone-0,qos_class=BestEffort,tier=online}":                                          1,
 		"backfill_offline_pod_info{namespace=team-a,node=gpu-0,pod=mnist-worker-0,replica_type=worker,tfjob=mnist}": 1,
@@ -146,30 +163,23 @@ func TestColocationState(t *testing.T) {
 
 // fakeSource is a synced view holding summaries.
 type fakeSource struct {
-	nodes []*nodeSummary
-	pods  []*podSummary
+	nodes []*clusterview.Node
+	pods  []*clusterview.Pod
 }
 
-func (f fakeSource) snapshot() ([]*nodeSummary, []*podSummary) { return f.nodes, f.pods }
+func (f fakeSource) Synced() bool               { return true }
+func (f fakeSource) Nodes() []*clusterview.Node { return f.nodes }
+func (f fakeSource) Pods() []*clusterview.Pod   { return f.pods }
 
-// summarised passes nodes and pods through the view's transforms.
+// summarised summarises nodes and pods as the cluster view does.
 func summarised(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) fakeSource {
 	t.Helper()
 	var f fakeSource
 	for _, n := range nodes {
-		s, err := summariseNode(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.nodes = append(f.nodes, s.(*nodeSummary))
+		f.nodes = append(f.nodes, clusterview.NodeSummary(n))
 	}
-	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
 	for _, p := range pods {
-		s, err := transform(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.pods = append(f.pods, s.(*podSummary))
+		f.pods = append(f.pods, clusterview.PodSummary(p, colocation.DefaultOfflinePriorityClass))
 	}
 	return f
 }

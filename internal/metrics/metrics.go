@@ -65,6 +65,7 @@ var DisruptionReasons = []string{
 	colocation.ReasonDeletionByPodGC,
 	colocation.ReasonTerminationByKubelet,
 	colocation.ReasonDeletedWhileRunning,
+	colocation.ReasonReclaimedForOnline,
 	ReasonOther,
 }
 
@@ -188,6 +189,8 @@ var collectors = []prometheus.Collector{
 	jobPhases, jobState, colocationState,
 	podsCreated, podsDeleted, replicaRestarts, disruptions,
 	timeToRunning, duration,
+	reclaimTarget, reclaimOnlinePeak, reclaimUsageAge, reclaimFrozen, reclaimSourceUp,
+	reclaimSyncDuration, reclaimNodeWrites, reclaimEvictions,
 }
 
 var registerOnce sync.Once
@@ -216,6 +219,10 @@ func initialise() {
 	}
 	duration.WithLabelValues(ResultSucceeded)
 	duration.WithLabelValues(ResultFailed)
+	for _, r := range BatchResources {
+		reclaimEvictions.WithLabelValues(r, EvictionEvicted)
+		reclaimEvictions.WithLabelValues(r, EvictionRefused)
+	}
 }
 
 // replicaTypeLabel bounds a pod's replica-type label to ReplicaTypes.

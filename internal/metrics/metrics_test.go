@@ -43,6 +43,8 @@ var every = []documented{
 	{NameNodeRequests, "gauge", []string{"node", "tier", "resource"}},
 	{NameNodeLimits, "gauge", []string{"node", "tier", "resource"}},
 	{NameNodePods, "gauge", []string{"node", "tier", "qos_class"}},
+	{NameNodeBatchAllocatable, "gauge", []string{"node", "resource"}},
+	{NameNodeBatchAllocated, "gauge", []string{"node", "resource"}},
 	{NameOfflinePodInfo, "gauge", []string{"namespace", "pod", "node", "tfjob", "replica_type"}},
 	{NamePodsCreated, "counter", []string{"replica_type"}},
 	{NamePodsDeleted, "counter", []string{"replica_type"}},
@@ -50,6 +52,14 @@ var every = []documented{
 	{NameDisruptions, "counter", []string{"reason"}},
 	{NameTimeToRunning, "histogram", []string{"namespace"}},
 	{NameDuration, "histogram", []string{"result"}},
+	{NameReclaimTarget, "gauge", []string{"node", "resource"}},
+	{NameReclaimOnlinePeak, "gauge", []string{"node", "resource"}},
+	{NameReclaimUsageAge, "gauge", []string{"node"}},
+	{NameReclaimFrozen, "gauge", []string{"node"}},
+	{NameReclaimSourceUp, "gauge", []string{"source"}},
+	{NameReclaimSyncDuration, "histogram", nil},
+	{NameReclaimNodeWrites, "counter", nil},
+	{NameReclaimEvictions, "counter", []string{"resource", "result"}},
 }
 
 // stateGauges name a TFJob, pod or node by design, one series per object
@@ -57,6 +67,7 @@ var every = []documented{
 var stateGauges = []string{
 	NameJobInfo, NameJobReplicas, NameJobRestarts, NameJobDisruptions, NameJobCreatedTime, NameJobRunningTime,
 	NameNodeAllocatable, NameNodeRequests, NameNodeLimits, NameNodePods, NameOfflinePodInfo,
+	NameNodeBatchAllocatable, NameNodeBatchAllocated, NameReclaimTarget, NameReclaimOnlinePeak, NameReclaimUsageAge, NameReclaimFrozen,
 }
 
 // TestLabelsBounded feeds every entry point odd input and checks that each
@@ -70,7 +81,9 @@ func TestLabelsBounded(t *testing.T) {
 		"replica_type":  ReplicaTypes,
 		"cause":         {string(CauseExitCode), string(CauseOnFailure), string(CauseInPlace)},
 		"reason":        DisruptionReasons,
-		"result":        {ResultSucceeded, ResultFailed},
+		"result":        {ResultSucceeded, ResultFailed, EvictionEvicted, EvictionRefused},
+		"resource":      BatchResources,
+		"source":        {"prometheus", "metrics-api"},
 		"namespace":     namespaces,
 		"job_namespace": namespaces,
 	}
@@ -103,6 +116,10 @@ func TestLabelsBounded(t *testing.T) {
 			PodDeleted(pod)
 			jobDeleted(j)
 		}
+		UsageSourceUp("prometheus", true)
+		ReclaimSynced(time.Second)
+		NodeWritten()
+		Evicted("memory", EvictionRefused)
 	})
 	phases := &phaseCollector{desc: jobPhases.desc}
 	var objs []client.Object
@@ -135,6 +152,9 @@ func TestLabelsBounded(t *testing.T) {
 			continue
 		}
 		for _, pair := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
+			if pair == "" {
+				continue // a metric without labels
+			}
 			label, value, _ := strings.Cut(pair, "=")
 			if !slices.Contains(every[i].labels, label) {
 				t.Errorf("Series %s: label %s is not one of %v", s, label, every[i].labels)

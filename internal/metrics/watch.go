@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/clusterview"
 )
 
 // Options say what the manager's metrics cover.
@@ -18,9 +19,9 @@ type Options struct {
 	// OfflinePriorityClass is the manager's --offline-priority-class: pods
 	// of this class are offline, and so are the TFJobs whose pods name none.
 	OfflinePriorityClass string
-	// Colocation turns on the co-location state metrics, which watch every
-	// pod and node of the cluster (--colocation-metrics).
-	Colocation bool
+	// View, when set, is the cluster view the co-location state metrics
+	// report (--colocation-metrics).
+	View *clusterview.View
 }
 
 // Setup registers the metrics and connects them to a manager: the
@@ -28,8 +29,8 @@ type Options struct {
 // and, while the manager leads, the cache's informers count the TFJobs
 // deleted and the containers of TFJob pods restarted in place. Neither is a
 // change a reconcile pass writes: a deleted job has no pass, and an
-// in-place restart is the kubelet's. With opts.Colocation, the leader also
-// keeps a slim view of every pod and node for the co-location metrics.
+// in-place restart is the kubelet's. With opts.View, the leader also
+// reports the cluster view's nodes and pods as the co-location metrics.
 func Setup(mgr manager.Manager, opts Options) error {
 	Register()
 	jobPhases.use(mgr.GetCache(), mgr.Elected())
@@ -40,14 +41,10 @@ func Setup(mgr manager.Manager, opts Options) error {
 	})); err != nil {
 		return err
 	}
-	if !opts.Colocation {
-		return nil
+	if opts.View != nil {
+		colocationState.use(opts.View)
 	}
-	view, err := newColocationView(mgr.GetConfig(), opts.OfflinePriorityClass)
-	if err != nil {
-		return err
-	}
-	return mgr.Add(manager.RunnableFunc(view.run))
+	return nil
 }
 
 // watch counts from the cache's informers until ctx ends.

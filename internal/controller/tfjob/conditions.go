@@ -20,6 +20,7 @@ const (
 	reasonBackoffLimitExceeded  = "BackoffLimitExceeded"
 	reasonDeadlineExceeded      = "DeadlineExceeded"
 	reasonPriorityClassNotFound = "PriorityClassNotFound"
+	reasonInvalidCapacity       = "InvalidCapacity"
 	reasonFailedCreatePod       = "FailedCreatePod"
 )
 

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // The stop notice: before the operator itself stops a running pod (the
@@ -17,9 +19,9 @@ import (
 const (
 	// StopReasonAnnotation says why the pod is being stopped, e.g.
 	// TFJobSuspended or TFJobSucceeded.
-	StopReasonAnnotation = "backfill.dev/stop-reason"
+	StopReasonAnnotation = colocation.StopReasonAnnotation
 	// StopAtAnnotation is when the pod will get SIGTERM, in RFC 3339.
-	StopAtAnnotation = "backfill.dev/stop-at"
+	StopAtAnnotation = colocation.StopAtAnnotation
 	// NoticeDir is where the tensorflow container finds the notice.
 	NoticeDir = "/etc/backfill"
 	// noticeVolume is the downward-API volume behind NoticeDir.

@@ -95,8 +95,13 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		p.emit(corev1.EventTypeNormal, reasonResumed, jobMessage(job, "is resumed"))
 	}
 	starting := !hasCondition(st, kubeflowv1.JobCreated)
-	if starting && len(obs.missingPriorityClasses) > 0 {
-		p.waitForPriorityClasses(job, obs, mnow)
+	capacityErr := colocation.ValidateCapacity(job.Annotations)
+	switch {
+	case starting && capacityErr != nil:
+		p.hold(reasonInvalidCapacity, jobMessage(job, "cannot start its pods: "+capacityErr.Error()), mnow)
+		return p
+	case starting && len(obs.missingPriorityClasses) > 0:
+		p.hold(reasonPriorityClassNotFound, priorityClassMessage(job, obs), mnow)
 		return p
 	}
 	if starting {
@@ -153,7 +158,12 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 			p.createServices = append(p.createServices, id)
 		}
 	}
-	if len(obs.missingPriorityClasses) > 0 && len(p.createPods) > 0 {
+	switch {
+	case len(p.createPods) == 0:
+	case capacityErr != nil:
+		p.createPods = nil
+		p.emit(corev1.EventTypeWarning, reasonInvalidCapacity, jobMessage(job, "cannot recreate its pods: "+capacityErr.Error()))
+	case len(obs.missingPriorityClasses) > 0:
 		p.createPods = nil
 		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, priorityClassMessage(job, obs))
 	}
@@ -161,16 +171,15 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	return p
 }
 
-// waitForPriorityClasses holds a job whose pods would name a PriorityClass
-// that does not exist: the apiserver would refuse every pod, so the job
-// says so in its Created condition and an event, and starts no pod until
-// the class appears.
-func (p *plan) waitForPriorityClasses(job *kubeflowv1.TFJob, obs observed, now metav1.Time) {
-	msg := priorityClassMessage(job, obs)
+// hold keeps a job from starting its pods while something it names is
+// wrong: a PriorityClass that does not exist (the apiserver would refuse
+// every pod) or an invalid backfill.dev/capacity annotation. The job says
+// why in its Created condition and an event, and starts once it is fixed.
+func (p *plan) hold(reason, msg string, now metav1.Time) {
 	if c := findCondition(&p.status, kubeflowv1.JobCreated); c == nil || c.Message != msg {
-		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, msg)
+		p.emit(corev1.EventTypeWarning, reason, msg)
 	}
-	setCondition(&p.status, kubeflowv1.JobCreated, corev1.ConditionFalse, reasonPriorityClassNotFound, msg, now)
+	setCondition(&p.status, kubeflowv1.JobCreated, corev1.ConditionFalse, reason, msg, now)
 }
 
 func priorityClassMessage(job *kubeflowv1.TFJob, obs observed) string {

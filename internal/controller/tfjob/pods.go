@@ -23,11 +23,15 @@ type podOptions struct {
 	podGroup          string
 	gang              colocation.GangScheduler
 	gangSchedulerName string
+	// reclaim moves the pods' cpu and memory to reclaimed capacity, unless
+	// the job opts out.
+	reclaim bool
 }
 
 // podFor builds the pod of one replica from its template: our labels, the
-// owner reference, the restart policy of the replica, and TF_CONFIG and
-// tfjob-port on the tensorflow container.
+// owner reference, the restart policy of the replica, TF_CONFIG and
+// tfjob-port on the tensorflow container, and, with reclaim, batch
+// resources in place of cpu and memory.
 func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts podOptions) (*corev1.Pod, error) {
 	spec := job.Spec.TFReplicaSpecs[rtype]
 	template := spec.Template.DeepCopy()
@@ -62,6 +66,18 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 		pod.Spec.TerminationGracePeriodSeconds = &grace
 	}
 	joinGang(pod, opts)
+	if opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
+		original, err := colocation.ToBatchResources(&pod.Spec)
+		if err != nil {
+			return nil, err
+		}
+		if original != "" {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[colocation.OriginalResourcesAnnotation] = original
+		}
+	}
 
 	var tfConfig string
 	if isDistributed(job) {

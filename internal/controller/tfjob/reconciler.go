@@ -54,6 +54,9 @@ type Options struct {
 	// StopNotice is how long before stopping a running pod itself the
 	// operator tells the pod (see StopReasonAnnotation).
 	StopNotice time.Duration
+	// Reclaim gives the pods of jobs that do not opt out batch resources
+	// in place of cpu and memory: they run in reclaimed capacity.
+	Reclaim bool
 }
 
 // eventRecorder is the events API the reconciler emits to.

@@ -1,9 +1,10 @@
-package metrics
+package clusterview
 
 import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -60,30 +61,42 @@ func TestPodSummary(t *testing.T) {
 	other := testPod("shop", "web-1", "n", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
 	other.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "TFJob", Name: "x", Controller: ptr.To(true)}}
 	other.Labels = map[string]string{colocation.TierLabel: "offline"}
+	batch := tfjobPod(testPod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning,
+		container(resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"), resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"))),
+		"etl", "worker")
+	started := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	batch.UID, batch.Status.StartTime, batch.DeletionTimestamp = "uid-etl", &started, &started
 	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	cases := map[string]struct {
 		pod  *corev1.Pod
-		want *podSummary
+		want *Pod
 	}{
 		"TFJob pod, whole": {
 			pod: realisticPod(0),
-			want: &podSummary{ObjectMeta: meta("team-a", "mnist-worker-0"), node: "gpu-0", tier: colocation.TierOffline,
-				qos: corev1.PodQOSGuaranteed, tfjob: "mnist", replicaType: "worker",
-				requests: amounts{4, 8 << 30, 1}, limits: amounts{4, 8 << 30, 1}},
+			want: &Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "mnist-worker-0", UID: "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"},
+				Node: "gpu-0", Phase: corev1.PodRunning, Tier: colocation.TierOffline, Priority: -100,
+				QOS: corev1.PodQOSGuaranteed, TFJob: "mnist", ReplicaType: "worker",
+				Requests: Amounts{4, 8 << 30, 1}, Limits: Amounts{4, 8 << 30, 1}},
+		},
+		"on reclaimed capacity, terminating": {
+			pod: batch,
+			want: &Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "etl-worker-0", UID: "uid-etl", DeletionTimestamp: &started},
+				Node: "cpu-0", Phase: corev1.PodRunning, Tier: colocation.TierOffline, QOS: corev1.PodQOSBestEffort,
+				TFJob: "etl", ReplicaType: "worker", Started: started.Time, Batch: colocation.Resources{MilliCPU: 2000, Memory: 4 << 30}},
 		},
 		"sidecar and overhead": {
 			pod: sidecar,
-			want: &podSummary{ObjectMeta: meta("shop", "web-0"), node: "n", tier: colocation.TierOnline, qos: corev1.PodQOSBurstable,
-				requests: amounts{1.55, 1<<30 + 64<<20, 0}, limits: amounts{0, 1<<30 + 64<<20, 0}},
+			want: &Pod{ObjectMeta: meta("shop", "web-0"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSBurstable,
+				Requests: Amounts{1.55, 1<<30 + 64<<20, 0}, Limits: Amounts{0, 1<<30 + 64<<20, 0}},
 		},
 		"pod-level resources": {
 			pod: podLevel,
-			want: &podSummary{ObjectMeta: meta("shop", "api-0"), node: "n", tier: colocation.TierOnline, qos: corev1.PodQOSGuaranteed,
-				requests: amounts{3, 2 << 30, 0}, limits: amounts{3, 2 << 30, 0}},
+			want: &Pod{ObjectMeta: meta("shop", "api-0"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSGuaranteed,
+				Requests: Amounts{3, 2 << 30, 0}, Limits: Amounts{3, 2 << 30, 0}},
 		},
 		"offline by label, owner of another group": {
 			pod:  other,
-			want: &podSummary{ObjectMeta: meta("shop", "web-1"), node: "n", tier: colocation.TierOffline, qos: corev1.PodQOSBestEffort},
+			want: &Pod{ObjectMeta: meta("shop", "web-1"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOffline, QOS: corev1.PodQOSBestEffort},
 		},
 	}
 	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
@@ -93,7 +106,7 @@ func TestPodSummary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(podSummary{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
 			again, err := transform(got)
@@ -111,7 +124,7 @@ func TestPodSummary(t *testing.T) {
 // pod, full and summarised as the co-location view keeps it, and reports
 // both as bytes/pod:
 //
-//	go test -run '^$' -bench SlimPodMemory ./internal/metrics/
+//	go test -run '^$' -bench SlimPodMemory ./internal/clusterview/
 //
 // A benchmark, not a test: the heap is the whole process's, which other
 // tests running in parallel would disturb.

@@ -1,0 +1,173 @@
+package clusterview
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
+)
+
+// Resource is a resource the summaries count, with the value of the
+// metrics' resource label.
+type Resource struct {
+	Name  corev1.ResourceName
+	Label string
+}
+
+// ResourceGPU is the extended resource of NVIDIA's device plugin.
+const ResourceGPU = corev1.ResourceName("nvidia.com/gpu")
+
+// Resources are the resources of Amounts, in order: cpu in cores, memory
+// in bytes, nvidia_com_gpu in devices.
+var Resources = []Resource{
+	{Name: corev1.ResourceCPU, Label: "cpu"},
+	{Name: corev1.ResourceMemory, Label: "memory"},
+	{Name: ResourceGPU, Label: "nvidia_com_gpu"},
+}
+
+// Amounts are the quantities of Resources, in their units and order.
+type Amounts [3]float64
+
+// Pod is what the view keeps of a pod. Of its ObjectMeta only the
+// namespace, name, UID and deletion timestamp are kept.
+type Pod struct {
+	metav1.ObjectMeta
+	Node  string
+	Phase corev1.PodPhase
+	Tier  colocation.Tier
+	QOS   corev1.PodQOSClass
+	// TFJob is the name of the TFJob controlling an offline pod, and
+	// ReplicaType the value of its replica-type label.
+	TFJob, ReplicaType string
+	Priority           int32
+	// Started is when the kubelet started the pod (zero before).
+	Started time.Time
+	// Requests and Limits are as the scheduler counts them: init
+	// containers, sidecars, pod-level resources and overhead folded in.
+	Requests, Limits Amounts
+	// Batch is what the pod requests of reclaimed capacity.
+	Batch colocation.Resources
+}
+
+// Node is what the view keeps of a node. Of its ObjectMeta only the name
+// and backfill's own annotations are kept.
+type Node struct {
+	metav1.ObjectMeta
+	Capacity, Allocatable Amounts
+	// Batch is the reclaimed capacity the node publishes (its capacity of
+	// the batch resources).
+	Batch colocation.Resources
+}
+
+// summarisePod returns the cache transform of the view's pods, which tells
+// online from offline with the manager's offline PriorityClass. A
+// transform may see its own output again (resyncs), and tombstones carry
+// a summary already.
+func summarisePod(offlineClass string) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		switch pod := obj.(type) {
+		case *Pod, toolscache.DeletedFinalStateUnknown:
+			return obj, nil
+		case *corev1.Pod:
+			return PodSummary(pod, offlineClass), nil
+		default:
+			return nil, fmt.Errorf("summarising a pod: got %T", obj)
+		}
+	}
+}
+
+// PodSummary is what the view keeps of pod.
+func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	s := &Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, DeletionTimestamp: pod.DeletionTimestamp},
+		Node:       pod.Spec.NodeName,
+		Phase:      pod.Status.Phase,
+		Tier:       colocation.PodTier(pod, offlineClass),
+		QOS:        pod.Status.QOSClass,
+		Requests:   amountsOf(requests),
+		Limits:     amountsOf(resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})),
+		Batch:      colocation.BatchOf(requests),
+	}
+	if pod.Spec.Priority != nil {
+		s.Priority = *pod.Spec.Priority
+	}
+	if pod.Status.StartTime != nil {
+		s.Started = pod.Status.StartTime.Time
+	}
+	if s.Tier != colocation.TierOffline {
+		return s
+	}
+	if name, ok := colocation.ControllingTFJob(pod); ok {
+		s.TFJob = name
+	}
+	if rtype, ok := pod.Labels[kubeflowv1.ReplicaTypeLabel]; ok {
+		s.ReplicaType = rtype
+	}
+	return s
+}
+
+// summariseNode is the cache transform of the view's nodes.
+func summariseNode(obj any) (any, error) {
+	switch node := obj.(type) {
+	case *Node, toolscache.DeletedFinalStateUnknown:
+		return obj, nil
+	case *corev1.Node:
+		return NodeSummary(node), nil
+	default:
+		return nil, fmt.Errorf("summarising a node: got %T", obj)
+	}
+}
+
+// NodeSummary is what the view keeps of node.
+func NodeSummary(node *corev1.Node) *Node {
+	var ours map[string]string
+	for k, v := range node.Annotations {
+		if strings.HasPrefix(k, colocation.AnnotationPrefix) {
+			if ours == nil {
+				ours = map[string]string{}
+			}
+			ours[k] = v
+		}
+	}
+	return &Node{
+		ObjectMeta:  metav1.ObjectMeta{Name: node.Name, Annotations: ours},
+		Capacity:    amountsOf(node.Status.Capacity),
+		Allocatable: amountsOf(node.Status.Allocatable),
+		Batch:       colocation.BatchOf(node.Status.Capacity),
+	}
+}
+
+// amountsOf reads the resources of Resources off a list, in their units.
+func amountsOf(list corev1.ResourceList) Amounts {
+	var a Amounts
+	for i, r := range Resources {
+		a[i] = quantity(list, r.Name)
+	}
+	return a
+}
+
+// quantity is a resource in its unit: cores for cpu, else the plain value
+// (bytes, devices).
+func quantity(list corev1.ResourceList, name corev1.ResourceName) float64 {
+	q, ok := list[name]
+	if !ok {
+		return 0
+	}
+	if name == corev1.ResourceCPU {
+		return float64(q.MilliValue()) / 1000
+	}
+	return q.AsApproximateFloat64()
+}
+
+// Exact is the cpu and memory of a as milli-CPU and bytes.
+func (a Amounts) Exact() colocation.Resources {
+	return colocation.Resources{MilliCPU: int64(a[0]*1000 + 0.5), Memory: int64(a[1] + 0.5)}
+}

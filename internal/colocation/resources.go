@@ -1,0 +1,67 @@
+package colocation
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Resources are amounts of CPU, in milli-CPU, and memory, in bytes: the
+// units of ResourceBatchCPU and ResourceBatchMemory.
+type Resources struct {
+	MilliCPU int64 `json:"cpu"`
+	Memory   int64 `json:"memory"`
+}
+
+// Add is r + o.
+func (r Resources) Add(o Resources) Resources {
+	return Resources{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory}
+}
+
+// Sub is r - o, which may be negative.
+func (r Resources) Sub(o Resources) Resources {
+	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory}
+}
+
+// Max is the larger of r and o, per resource.
+func (r Resources) Max(o Resources) Resources {
+	return Resources{max(r.MilliCPU, o.MilliCPU), max(r.Memory, o.Memory)}
+}
+
+// Min is the smaller of r and o, per resource.
+func (r Resources) Min(o Resources) Resources {
+	return Resources{min(r.MilliCPU, o.MilliCPU), min(r.Memory, o.Memory)}
+}
+
+// NonNegative is r with negative amounts raised to 0.
+func (r Resources) NonNegative() Resources { return r.Max(Resources{}) }
+
+// Percent is cpu percent of r's CPU and memory percent of its memory,
+// rounded down.
+func (r Resources) Percent(cpu, memory int) Resources {
+	return Resources{r.MilliCPU * int64(cpu) / 100, r.Memory * int64(memory) / 100}
+}
+
+// IsZero reports whether both amounts are 0.
+func (r Resources) IsZero() bool { return r == Resources{} }
+
+// Covers reports whether r is at least o in every resource.
+func (r Resources) Covers(o Resources) bool {
+	return r.MilliCPU >= o.MilliCPU && r.Memory >= o.Memory
+}
+
+// String writes r as Kubernetes quantities, e.g. "cpu 7300m, memory 12Gi".
+func (r Resources) String() string {
+	return fmt.Sprintf("cpu %s, memory %s", CPUString(r.MilliCPU), MemoryString(r.Memory))
+}
+
+// CPUString writes milli-CPU as a quantity: "7300m", "8".
+func CPUString(milli int64) string {
+	return resource.NewMilliQuantity(milli, resource.DecimalSI).String()
+}
+
+// MemoryString writes bytes as a binary quantity where it is exact, e.g.
+// "12Gi", else in bytes.
+func MemoryString(bytes int64) string {
+	return resource.NewQuantity(bytes, resource.BinarySI).String()
+}

@@ -1,0 +1,138 @@
+package reclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/backfill-dev/backfill/internal/clusterview"
+	"github.com/backfill-dev/backfill/internal/metrics"
+)
+
+// ControllerName names the controller in logs and events.
+const ControllerName = "reclaim-controller"
+
+// eventRecorder is the events API the controller emits to.
+type eventRecorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Controller decides, every Settings.Interval, each node's reclaimed
+// capacity from the usage source, writes the nodes whose capacity changed
+// and evicts what online pods need back. It runs on the leader only.
+type Controller struct {
+	client   client.Client
+	view     *clusterview.View
+	source   UsageSource
+	settings Settings
+	recorder eventRecorder
+	clock    clock.PassiveClock
+	log      logr.Logger
+
+	lastSync time.Time
+	// known are the nodes of the last decision, to forget gone ones.
+	known map[string]bool
+}
+
+// NewController decides with settings from source, reading the cluster
+// from view and writing through c.
+func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
+	return &Controller{client: c, view: view, source: source, settings: settings, recorder: recorder, clock: clk,
+		log: log.WithName(ControllerName), known: map[string]bool{}}
+}
+
+// Start decides every interval until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	c.log.Info("Reclaiming the capacity online pods request but do not use", "usageSource", c.source.Name(),
+		"cpuMargin", c.settings.Margin.CPU, "memoryMargin", c.settings.Margin.Memory, "window", c.settings.Window, "interval", c.settings.Interval)
+	tick := time.NewTicker(c.settings.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		if !c.view.Synced() {
+			continue
+		}
+		if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error(err, "Deciding reclaimed capacity")
+		}
+	}
+}
+
+// Sync makes one decision for every node.
+func (c *Controller) Sync(ctx context.Context) error {
+	start := c.clock.Now()
+	defer func() { metrics.ReclaimSynced(c.clock.Since(start)) }()
+	elapsed := c.settings.Interval
+	if !c.lastSync.IsZero() {
+		elapsed = min(start.Sub(c.lastSync), 2*c.settings.Interval)
+	}
+	c.lastSync = start
+
+	usage, err := c.source.Usage(ctx, start)
+	metrics.UsageSourceUp(c.source.Name(), err == nil)
+	if err != nil {
+		c.log.Error(err, "Reading usage: every node's reclaimed capacity is frozen until it works again", "usageSource", c.source.Name())
+		usage = nil
+	}
+	state := nodesOf(c.view.Nodes(), c.view.Pods())
+	seen := map[string]bool{}
+	var errs []error
+	for _, n := range state.nodes {
+		seen[n.Name] = true
+		u, ok := usage[n.Name]
+		d := Decide(n, optional(u, ok), c.settings, start, elapsed)
+		if err != nil {
+			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), err)
+		}
+		errs = append(errs, c.act(ctx, n, d, state.explained[n.Name]))
+		age := time.Duration(-1)
+		if ok {
+			age = start.Sub(u.At)
+		}
+		metrics.NodeDecision(n.Name, d.Target.MilliCPU, d.Target.Memory, d.OnlinePeak.MilliCPU, d.OnlinePeak.Memory, age, d.State == StateStale)
+	}
+	for name := range c.known {
+		if !seen[name] {
+			metrics.NodeGone(name)
+		}
+	}
+	c.known = seen
+	return errors.Join(errs...)
+}
+
+func optional(u Usage, ok bool) *Usage {
+	if !ok {
+		return nil
+	}
+	return &u
+}
+
+// act carries a decision out: evictions first, then the node's capacity,
+// raised again to what pods the Eviction API refused to evict still hold,
+// so the node never offers less than its pods hold.
+func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explanation) error {
+	if len(d.Evict) > 0 {
+		refused, err := c.evict(ctx, n, d)
+		if err != nil {
+			return err
+		}
+		for _, p := range refused {
+			d.Published = d.Published.Add(p.Batch)
+			d.Evicting = d.Evicting.Sub(p.Batch)
+		}
+	}
+	if before.State != d.State {
+		c.stateChanged(n.Name, before.State, d)
+	}
+	return c.write(ctx, n, d, before)
+}

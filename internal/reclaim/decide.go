@@ -1,0 +1,158 @@
+package reclaim
+
+import (
+	"fmt"
+	"time"
+)
+
+// State says what a node's decision rests on.
+type State string
+
+// The states of a node's reclaimed capacity.
+const (
+	// StateFresh: usage is current; capacity follows it.
+	StateFresh State = "Fresh"
+	// StateStale: the newest usage sample is older than StaleAfter, or the
+	// source has none for the node: capacity is frozen, nothing is evicted.
+	StateStale State = "Stale"
+)
+
+// Explanation is a node's decision with every input of the formula, in
+// the units of the batch resources: what `backfill describe node` shows and
+// the node's annotation keeps.
+type Explanation struct {
+	State State     `json:"state"`
+	At    time.Time `json:"at"`
+	// UsageAt is the time of the newest usage sample (zero: none).
+	UsageAt time.Time `json:"usageAt,omitzero"`
+	// Why says in a sentence what moved the published capacity.
+	Why string `json:"why"`
+
+	Capacity   Resources `json:"capacity"`
+	Margin     Resources `json:"margin"`
+	Reserved   Resources `json:"reserved"`
+	System     Resources `json:"system"`
+	OnlinePeak Resources `json:"onlinePeak"`
+	OnRequests Resources `json:"offlineOnRequests"`
+	// Target is capacity - margin - max(reserved, system) - online peak -
+	// offline on requests, at least 0.
+	Target Resources `json:"target"`
+	// Held is what offline pods not terminating hold, before evictions.
+	Held Resources `json:"held"`
+	// Evicting is what the evictions of this decision release.
+	Evicting Resources `json:"evicting"`
+	// Published is the batch capacity the node offers after this decision.
+	Published     Resources `json:"published"`
+	CooldownUntil time.Time `json:"cooldownUntil,omitzero"`
+}
+
+// Decision is what to do about one node.
+type Decision struct {
+	Explanation
+	// Evict are the offline pods to evict, least work lost first.
+	Evict []Pod
+}
+
+// Decide is the decision for one node at now, elapsed after the last one,
+// from its usage (nil when the source has none for it).
+func Decide(n Node, u *Usage, s Settings, now time.Time, elapsed time.Duration) Decision {
+	d := Decision{Explanation: Explanation{
+		State: StateFresh, At: now, Capacity: n.Capacity,
+		Reserved: n.Capacity.Sub(n.Allocatable).NonNegative(),
+		Margin:   s.Margin.of(n.Capacity),
+		Held:     held(n.Pods), OnRequests: n.OnRequests,
+		Published: n.Published, CooldownUntil: n.CooldownUntil,
+	}}
+	if u == nil || now.Sub(u.At) > s.StaleAfter {
+		d.State = StateStale
+		d.Why = "frozen: no usage for the node"
+		if u != nil {
+			d.UsageAt = u.At
+			d.Why = fmt.Sprintf("frozen: the newest usage is %s old (stale after %s)", now.Sub(u.At).Round(time.Second), s.StaleAfter)
+		}
+		return d
+	}
+	d.UsageAt, d.OnlinePeak, d.System = u.At, u.OnlinePeak, u.System
+	d.Target = n.Capacity.Sub(d.Margin).Sub(d.Reserved.Max(u.System)).Sub(u.OnlinePeak).Sub(n.OnRequests).NonNegative()
+
+	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
+	if need := deficit(d.Held, d.Target, tolerance); !need.IsZero() {
+		d.Evict = chooseVictims(n.Pods, need, now)
+		for _, p := range d.Evict {
+			d.Evicting = d.Evicting.Add(p.Batch)
+		}
+		if len(d.Evict) > 0 {
+			d.CooldownUntil = now.Add(s.Cooldown)
+		}
+	}
+	remaining := d.Held.Sub(d.Evicting)
+	switch {
+	case len(d.Evict) > 0:
+		d.Published = remaining
+		d.Why = fmt.Sprintf("evicting %d offline pod(s): they held %s, above the target %s; no room for new pods until the cool-down ends", len(d.Evict), d.Held, d.Target)
+	case now.Before(n.CooldownUntil):
+		d.Published = remaining
+		d.Why = "cooling down after an eviction: no room for new offline pods"
+	default:
+		growth := n.Capacity.Percent(s.GrowthPerMinute, s.GrowthPerMinute)
+		growth = Resources{MilliCPU: scale(growth.MilliCPU, elapsed), Memory: scale(growth.Memory, elapsed)}.Max(tolerance)
+		if u.Partial {
+			growth = Resources{}
+		}
+		d.Published = Resources{
+			MilliCPU: follow(n.Published.MilliCPU, d.Target.MilliCPU, remaining.MilliCPU, growth.MilliCPU, tolerance.MilliCPU),
+			Memory:   follow(n.Published.Memory, d.Target.Memory, remaining.Memory, growth.Memory, tolerance.Memory),
+		}
+		d.Why = why(n.Published, d.Published, d.Target, u.Partial)
+	}
+	return d
+}
+
+// deficit is how much more than target the pods hold, per resource where
+// that exceeds the tolerance; 0 elsewhere.
+func deficit(held, target, tolerance Resources) Resources {
+	over := held.Sub(target)
+	var need Resources
+	if over.MilliCPU > tolerance.MilliCPU {
+		need.MilliCPU = over.MilliCPU
+	}
+	if over.Memory > tolerance.Memory {
+		need.Memory = over.Memory
+	}
+	return need
+}
+
+// follow moves one resource's published amount toward its target: down at
+// once, up by at most growth, not at all for less than tolerance, and
+// never below what pods hold.
+func follow(published, target, held, growth, tolerance int64) int64 {
+	next := published
+	switch {
+	case target < published-tolerance:
+		next = target
+	case target > published+tolerance:
+		next = min(target, published+growth)
+	}
+	return max(next, held)
+}
+
+// scale is a per-minute amount over elapsed.
+func scale(perMinute int64, elapsed time.Duration) int64 {
+	return int64(float64(perMinute) * elapsed.Minutes())
+}
+
+// why describes a change of the published capacity.
+func why(before, after, target Resources, partial bool) string {
+	switch {
+	case after == before && partial:
+		return "holding: the usage history does not yet cover the window, so capacity does not grow"
+	case after == before:
+		return "unchanged: within the minimum change of the target"
+	case !before.Covers(after):
+		if after != target {
+			return fmt.Sprintf("growing toward the target %s at the growth limit", target)
+		}
+		return "grew to the target"
+	}
+	return "shrank at once to the target: online use rose"
+}

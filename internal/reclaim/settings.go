@@ -1,0 +1,85 @@
+package reclaim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Settings shape every node's decision. The manager's --reclaim-* flags
+// set them; DefaultSettings documents the defaults.
+type Settings struct {
+	// Margin is the share of a node's capacity, per resource, kept free of
+	// offline work: room for online use to rise between two decisions.
+	Margin Percents
+	// Window is how far back the online peak looks: a burst keeps the
+	// reclaimed capacity down for this long after it.
+	Window time.Duration
+	// Interval is the time between two decisions.
+	Interval time.Duration
+	// GrowthPerMinute is how fast the published capacity may grow, in
+	// percent of the node's capacity per minute; it shrinks at once.
+	GrowthPerMinute int
+	// MinChange, in percent of the node's capacity, is the smallest change
+	// worth writing, and how far offline pods may hold more than the target
+	// before any is evicted: small moves of online use change nothing.
+	MinChange int
+	// Cooldown is how long a node that evicted offers no room to new
+	// offline pods, so that evicted work does not land back on it.
+	Cooldown time.Duration
+	// StaleAfter is the age of the newest usage sample past which a node's
+	// capacity is frozen: no growth and no evictions on old data.
+	StaleAfter time.Duration
+}
+
+// DefaultSettings suit a cluster scraped every 30 s.
+func DefaultSettings() Settings {
+	return Settings{
+		Margin:          Percents{CPU: 10, Memory: 20},
+		Window:          15 * time.Minute,
+		Interval:        15 * time.Second,
+		GrowthPerMinute: 10,
+		MinChange:       2,
+		Cooldown:        5 * time.Minute,
+		StaleAfter:      3 * time.Minute,
+	}
+}
+
+// Validate says which setting is wrong, by the manager flag that sets it.
+func (s Settings) Validate() error {
+	var errs []error
+	if s.Margin.CPU < 0 || s.Margin.CPU > 99 {
+		errs = append(errs, fmt.Errorf("--reclaim-cpu-margin=%d: must be a percent of a node's capacity from 0 to 99", s.Margin.CPU))
+	}
+	if s.Margin.Memory < 0 || s.Margin.Memory > 99 {
+		errs = append(errs, fmt.Errorf("--reclaim-memory-margin=%d: must be a percent of a node's capacity from 0 to 99", s.Margin.Memory))
+	}
+	if s.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("--reclaim-interval=%v: must be positive, e.g. 15s", s.Interval))
+	}
+	if s.Window < s.Interval {
+		errs = append(errs, fmt.Errorf("--reclaim-window=%v: must be at least --reclaim-interval (%v), e.g. 15m", s.Window, s.Interval))
+	}
+	if s.GrowthPerMinute < 1 || s.GrowthPerMinute > 10000 {
+		errs = append(errs, fmt.Errorf("--reclaim-growth-per-minute=%d: must be from 1 to 10000 percent of a node's capacity", s.GrowthPerMinute))
+	}
+	if s.MinChange < 0 || s.MinChange > 50 {
+		errs = append(errs, fmt.Errorf("--reclaim-min-change=%d: must be from 0 to 50 percent of a node's capacity", s.MinChange))
+	}
+	if s.Cooldown < 0 {
+		errs = append(errs, fmt.Errorf("--reclaim-cooldown=%v: must not be negative", s.Cooldown))
+	}
+	if s.StaleAfter < s.Interval {
+		errs = append(errs, fmt.Errorf("--reclaim-stale-after=%v: must be at least --reclaim-interval (%v)", s.StaleAfter, s.Interval))
+	}
+	return errors.Join(errs...)
+}
+
+// Percents are a percentage per resource.
+type Percents struct {
+	CPU    int `json:"cpu"`
+	Memory int `json:"memory"`
+}
+
+// of is p of r, rounded down.
+func (p Percents) of(r Resources) Resources { return r.Percent(p.CPU, p.Memory) }
