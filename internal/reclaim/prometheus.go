@@ -55,8 +55,11 @@ func (s *PrometheusSource) Queries() map[string]string {
 	}
 	cpuByPod := fmt.Sprintf("sum by (node, namespace, pod) (rate(%s{%s}[%s]))", expr.MetricCPUUsage, expr.ContainerSelector, rw)
 	memByPod := fmt.Sprintf("sum by (node, namespace, pod) (%s{%s})", expr.MetricMemoryWorkingSet, expr.ContainerSelector)
+	// The peak's resolution is a quarter of the rate window (about one
+	// scrape), not Prometheus's evaluation interval, which may be a minute.
+	step := max((s.rateWindow / 4).Truncate(time.Second), time.Second)
 	peak := func(e string) string {
-		return fmt.Sprintf("max_over_time((%s)[%s:])", e, model.Duration(s.window))
+		return fmt.Sprintf("max_over_time((%s)[%s:%s])", e, model.Duration(s.window), model.Duration(step))
 	}
 	return map[string]string{
 		queryOnlineCPU:    peak(online(cpuByPod)),
@@ -77,7 +80,7 @@ const (
 	querySystemCPU    = "system CPU"
 	querySystemMemory = "system memory"
 	queryNewest       = "newest sample"
-	queryManager      = "the manager's series"
+	queryManager      = "manager's series"
 )
 
 // Usage implements UsageSource.
