@@ -119,3 +119,45 @@ func scrape(ctx context.Context, url string) (map[string]float64, error) {
 	}
 	return series, lines.Err()
 }
+
+// A pod that finished uses nothing: its CPU counter stops growing and its
+// working set reads 0, whatever its usage annotations say, as a kubelet
+// reports no use for exited containers.
+func TestFinishedPodUsesNothing(t *testing.T) {
+	pod := makePod("done").OnNode(cpuNode).
+		Annotation(simkwok.UsageCPUAnnotation, "2").
+		Annotation(simkwok.UsageMemoryAnnotation, "1Gi").
+		Annotation(simkwok.SimDurationAnnotation, "2s").
+		Create(t)
+	waitForPod(t, pod, "Succeeded", podPhaseIs(corev1.PodSucceeded))
+
+	url := sim.ResourceMetricsURL(cpuNode)
+	cpu := fmt.Sprintf(`container_cpu_usage_seconds_total{container="tensorflow",namespace=%q,pod=%q}`, namespace, pod.Name)
+	memory := fmt.Sprintf(`container_memory_working_set_bytes{container="tensorflow",namespace=%q,pod=%q}`, namespace, pod.Name)
+	var first, last map[string]float64
+	var firstSeen time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, framework.Timeout, true, func(ctx context.Context) (bool, error) {
+		s, err := scrape(ctx, url)
+		if err != nil {
+			return false, nil
+		}
+		if _, ok := s[cpu]; !ok {
+			return false, nil
+		}
+		if first == nil {
+			first, firstSeen = s, time.Now()
+			return false, nil
+		}
+		last = s
+		return time.Since(firstSeen) >= 2*time.Second, nil
+	})
+	if err != nil {
+		t.Fatalf("scraping %s: %v; last scrape: %v", url, err, last)
+	}
+	if grew := last[cpu] - first[cpu]; grew != 0 {
+		t.Errorf("%s grew by %v core-seconds after the pod finished, want 0", cpu, grew)
+	}
+	if got := last[memory]; got != 0 {
+		t.Errorf("%s = %v after the pod finished, want 0", memory, got)
+	}
+}
