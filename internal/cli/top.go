@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/guptarohit/asciigraph"
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -28,18 +29,21 @@ type topOptions struct {
 	interval      time.Duration
 	rateInterval  time.Duration
 	once          bool
+	chart         bool
 	stateDir      string
 }
 
 func newTopCommand() *cobra.Command {
-	opts := topOptions{interval: 5 * time.Second, rateInterval: 2 * time.Minute, stateDir: devcluster.DefaultOptions().StateDir}
+	opts := topOptions{interval: 5 * time.Second, rateInterval: 2 * time.Minute, chart: true, stateDir: devcluster.DefaultOptions().StateDir}
 	cmd := &cobra.Command{
 		Use:   "top",
 		Short: "Show the co-location cockpit's numbers and per-node watermarks from Prometheus",
 		Long: `Show what the Grafana co-location cockpit shows, in the terminal: online and
-offline CPU used, GPU utilisation of training pods, GPUs free, and the
-per-node watermark table. The numbers come from Prometheus, by the same
-queries as the dashboard, and refresh every --interval until Ctrl-C.
+offline CPU used, GPU utilisation of training pods, GPUs free, the
+cluster's CPU and memory utilisation, the per-node watermark table, and a
+chart of the last hour of online and offline CPU use. The numbers come from
+Prometheus, by the same queries as the dashboard, and refresh every
+--interval until Ctrl-C.
 
 Without --prometheus-url, top uses the Prometheus of the local cluster that
 ` + "`backfill dev up`" + ` runs.`,
@@ -68,6 +72,7 @@ Without --prometheus-url, top uses the Prometheus of the local cluster that
 	f.DurationVar(&opts.interval, "interval", opts.interval, "Time between two refreshes.")
 	f.DurationVar(&opts.rateInterval, "rate-interval", opts.rateInterval, "Window of rate() over CPU usage, as Grafana's $__rate_interval: at least four scrape intervals.")
 	f.BoolVar(&opts.once, "once", false, "Print one frame and exit, for scripts.")
+	f.BoolVar(&opts.chart, "chart", opts.chart, "Draw the last hour of online and offline CPU use below the table; --chart=false leaves it out.")
 	addStateDirFlag(cmd, &opts.stateDir)
 	return cmd
 }
@@ -148,7 +153,12 @@ func isTerminal(out io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// frame is one screen: the cockpit's figures, then the watermark table.
+// figuresPerLine is how many of the cockpit's figures top prints on one
+// line: four fit in about 100 columns.
+const figuresPerLine = 4
+
+// frame is one screen: the cockpit's figures, the watermark table, then
+// the chart of CPU use unless --chart=false.
 func (t *top) frame(ctx context.Context, at time.Time) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  Prometheus %s\n", at.Format("15:04:05"), t.opts.prometheusURL)
@@ -164,12 +174,24 @@ func (t *top) frame(ctx context.Context, at time.Time) (string, error) {
 		}
 		figures = append(figures, fmt.Sprintf("%s: %s", f.Title, value))
 	}
-	b.WriteString(strings.Join(figures, "   ") + "\n\n")
+	for len(figures) > 0 {
+		n := min(figuresPerLine, len(figures))
+		b.WriteString(strings.Join(figures[:n], "   ") + "\n")
+		figures = figures[n:]
+	}
+	b.WriteString("\n")
 	table, err := t.watermarks(ctx, at)
 	if err != nil {
 		return "", err
 	}
 	b.WriteString(table)
+	if t.opts.chart {
+		chart, err := t.cpuChart(ctx, at)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + chart)
+	}
 	return b.String(), nil
 }
 
@@ -223,17 +245,21 @@ func (t *top) watermarks(ctx context.Context, at time.Time) (string, error) {
 	return b.String(), nil
 }
 
-// query runs a dashboard query at a time, with the dashboard's variables
-// set as for the whole cluster.
-func (t *top) query(ctx context.Context, expr string, at time.Time) (model.Vector, error) {
-	q := dashboards.Substitute(expr, map[string]string{
+// substitute sets a dashboard query's variables as for the whole cluster.
+func (t *top) substitute(expr string) string {
+	return dashboards.Substitute(expr, map[string]string{
 		dashboards.VarNamespace: dashboards.AllValue,
 		dashboards.VarTFJob:     dashboards.AllValue,
 		"__rate_interval":       model.Duration(t.opts.rateInterval).String(),
 	})
+}
+
+// query runs a dashboard query at a time, with the dashboard's variables
+// set as for the whole cluster.
+func (t *top) query(ctx context.Context, expr string, at time.Time) (model.Vector, error) {
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	value, _, _, err := t.api.Query(qctx, q, at)
+	value, _, _, err := t.api.Query(qctx, t.substitute(expr), at)
 	if err != nil {
 		return nil, fmt.Errorf("querying Prometheus: %w", err)
 	}
@@ -242,6 +268,94 @@ func (t *top) query(ctx context.Context, expr string, at time.Time) (model.Vecto
 		return nil, fmt.Errorf("query returned a %s, want a vector", value.Type())
 	}
 	return vector, nil
+}
+
+// The chart of CPU use: an hour at one point a minute, 61 points, which
+// with the axis labels keeps it within about 75 columns.
+const (
+	chartSpan   = time.Hour
+	chartStep   = time.Minute
+	chartHeight = 10
+)
+
+// chartChars tell the series of dashboards.CPUUsedByTier apart without
+// colours, which a pipe or a file would show as escape codes: online in
+// box-drawing lines, offline in dots. The caption names each by its
+// horizontal mark.
+var chartChars = []asciigraph.CharSet{asciigraph.DefaultCharSet, asciigraph.CreateCharSet("•")}
+
+// cpuChart draws the last hour of online and offline CPU use, by the
+// cockpit's CPU by tier queries run over the range.
+func (t *top) cpuChart(ctx context.Context, at time.Time) (string, error) {
+	queries := dashboards.CPUUsedByTier()
+	start := at.Add(-chartSpan)
+	points := int(chartSpan/chartStep) + 1
+	series := make([][]float64, len(queries))
+	var legend []string
+	empty := true
+	for i, q := range queries {
+		values, err := t.queryRange(ctx, q.Expr, promv1.Range{Start: start, End: at, Step: chartStep}, points)
+		if err != nil {
+			return "", fmt.Errorf("chart %s: %w", q.Legend, err)
+		}
+		for _, v := range values {
+			empty = empty && math.IsNaN(v)
+		}
+		series[i] = values
+		legend = append(legend, chartChars[i].Horizontal+" "+q.Legend)
+	}
+	caption := "CPU used (cores), last hour: " + strings.Join(legend, "   ")
+	if empty {
+		return caption + ": no data\n", nil
+	}
+	minutes := chartSpan.Minutes()
+	plot := asciigraph.PlotMany(series,
+		asciigraph.Height(chartHeight),
+		asciigraph.LowerBound(0),
+		asciigraph.Precision(2),
+		asciigraph.SeriesChars(chartChars...),
+		asciigraph.XAxisRange(-minutes, 0),
+		asciigraph.XAxisTickCount(5),
+		asciigraph.XAxisValueFormatter(func(v float64) string {
+			if v == 0 {
+				return "now"
+			}
+			return fmt.Sprintf("%.0fm", v)
+		}),
+		asciigraph.Caption(caption))
+	return plot + "\n", nil
+}
+
+// queryRange runs a dashboard query over a range and returns its one
+// series as points values at r.Step from r.Start, NaN where Prometheus has
+// none (no sample in the rate window, or before the series began).
+func (t *top) queryRange(ctx context.Context, expr string, r promv1.Range, points int) ([]float64, error) {
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	value, _, _, err := t.api.QueryRange(qctx, t.substitute(expr), r)
+	if err != nil {
+		return nil, fmt.Errorf("querying Prometheus: %w", err)
+	}
+	matrix, ok := value.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("range query returned a %s, want a matrix", value.Type())
+	}
+	out := make([]float64, points)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	// The queries sum over the cluster: one series, or none without data.
+	for _, s := range matrix {
+		for _, p := range s.Values {
+			i := int(math.Round(float64(p.Timestamp.Time().Sub(r.Start)) / float64(r.Step)))
+			// An infinite value (a division by zero) would stretch the
+			// axis to nothing: left blank like a missing one.
+			if i >= 0 && i < points && !math.IsInf(float64(p.Value), 0) {
+				out[i] = float64(p.Value)
+			}
+		}
+	}
+	return out, nil
 }
 
 // formatValue writes a value in its panel's unit.

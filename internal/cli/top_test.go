@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/api"
@@ -22,17 +26,29 @@ import (
 
 // fakePrometheus answers /api/v1/query with the vector the results map
 // gives a query, by node ("" for a series without labels), and an empty
-// vector for any other query; it records the queries it was asked.
+// vector for any other query; /api/v1/query_range with the one series the
+// ranges map gives a query, a value per step from the range's start (NaN
+// leaves a step out), and an empty matrix for any other. It records the
+// queries it was asked, and the ranges.
 type fakePrometheus struct {
-	results map[string]map[string]float64
-	asked   []string
+	results     map[string]map[string]float64
+	ranges      map[string][]float64
+	asked       []string
+	askedRanges []url.Values
 }
 
 func (f *fakePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1/query" {
+	switch r.URL.Path {
+	case "/api/v1/query":
+		f.serveQuery(w, r)
+	case "/api/v1/query_range":
+		f.serveRange(w, r)
+	default:
 		http.NotFound(w, r)
-		return
 	}
+}
+
+func (f *fakePrometheus) serveQuery(w http.ResponseWriter, r *http.Request) {
 	q := r.FormValue("query")
 	f.asked = append(f.asked, q)
 	result := []map[string]any{}
@@ -45,6 +61,28 @@ func (f *fakePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector", "result": result}})
+}
+
+func (f *fakePrometheus) serveRange(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.askedRanges = append(f.askedRanges, r.Form)
+	start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
+	step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+	result := []map[string]any{}
+	if values, ok := f.ranges[r.Form.Get("query")]; ok {
+		points := []any{}
+		for i, v := range values {
+			if !math.IsNaN(v) {
+				points = append(points, []any{start + float64(i)*step, fmt.Sprint(v)})
+			}
+		}
+		result = append(result, map[string]any{"metric": map[string]string{}, "values": points})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
 }
 
 // asTop substitutes a dashboard query the way top does with a 2m window.
@@ -69,10 +107,14 @@ func TestTopFrame(t *testing.T) {
 		asTop(figures[1].Query.Expr): {"": 3},
 		asTop(figures[2].Query.Expr): {"": 85.26},
 		asTop(figures[3].Query.Expr): {"": 14},
+		asTop(figures[4].Query.Expr): {"": 61.04},
+		asTop(figures[5].Query.Expr): {"": 33.5},
 		column("Pods online"):        {"cpu-node-0": 6, "gpu-node-0": 0},
 		column("CPU req online"):     {"cpu-node-0": 12, "gpu-node-0": 0},
 		column("Mem req offline"):    {"gpu-node-0": 4 * 1024 * 1024 * 1024},
 		column("GPUs free"):          {"gpu-node-0": 7},
+		column("CPU reclaimable"):    {"cpu-node-0": 2.5, "gpu-node-0": 0},
+		column("Reclaim frozen"):     {"cpu-node-0": 0, "gpu-node-0": 1},
 	}}
 	server := httptest.NewServer(fake)
 	defer server.Close()
@@ -86,11 +128,15 @@ func TestTopFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out.String(), "\n")
+	// Four figures a line: the first as before, for scripts that read it.
 	if diff := cmp.Diff("Online CPU used: 12.50   Offline CPU used: 3.00   GPU utilisation of training pods: 85%   GPUs free: 14", lines[1]); diff != "" {
 		t.Errorf("figures line (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff("Cluster CPU utilisation: 61%   Cluster memory utilisation: 34%", lines[2]); diff != "" {
+		t.Errorf("second figures line (-want +got):\n%s", diff)
+	}
 	got := map[string]map[string]string{}
-	for _, line := range lines[4:] {
+	for _, line := range lines[5:] {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			continue
@@ -113,12 +159,17 @@ func TestTopFrame(t *testing.T) {
 	want["cpu-node-0"]["Pods online"], want["cpu-node-0"]["CPU req online"] = "6", "12.00"
 	want["gpu-node-0"]["Pods online"], want["gpu-node-0"]["CPU req online"] = "0", "0.00"
 	want["gpu-node-0"]["Mem req offline"], want["gpu-node-0"]["GPUs free"] = "4.0Gi", "7"
+	want["cpu-node-0"]["CPU reclaimable"], want["gpu-node-0"]["CPU reclaimable"] = "2.50", "0.00"
+	want["cpu-node-0"]["Reclaim frozen"], want["gpu-node-0"]["Reclaim frozen"] = "0", "1"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("watermark table (-want +got):\n%s\n%s", diff, out.String())
 	}
 	// Every query top runs is one of the dashboard's, substituted.
 	if len(fake.asked) != len(figures)+len(columns) {
 		t.Errorf("top ran %d queries, want %d (one per figure and column)", len(fake.asked), len(figures)+len(columns))
+	}
+	if len(fake.askedRanges) != 0 {
+		t.Errorf("top ran %d range queries without the chart, want none", len(fake.askedRanges))
 	}
 }
 
@@ -185,5 +236,128 @@ func TestTopFindsDevPrometheus(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Prometheus "+server.URL) || len(fake.asked) == 0 {
 		t.Errorf("top did not query the local cluster's Prometheus %s (asked %d queries):\n%s", server.URL, len(fake.asked), out.String())
+	}
+}
+
+// chartSeries are an hour of CPU use a minute apart, as the fake answers
+// the chart's range queries: online pods swinging between 1 and 4 cores,
+// training starting 15 minutes in at 2 cores, then dropping to 1.
+func chartSeries() map[string][]float64 {
+	online, offline := make([]float64, 61), make([]float64, 61)
+	for i := range online {
+		online[i] = 1 + 3*math.Abs(math.Sin(float64(i)/12))
+		switch {
+		case i < 15:
+			offline[i] = math.NaN()
+		case i < 45:
+			offline[i] = 2
+		default:
+			offline[i] = 1
+		}
+	}
+	q := dashboards.CPUUsedByTier()
+	return map[string][]float64{asTop(q[0].Expr): online, asTop(q[1].Expr): offline}
+}
+
+// newTestTop is a top on a fake Prometheus.
+func newTestTop(t *testing.T, fake *fakePrometheus, chart bool) *top {
+	t.Helper()
+	server := httptest.NewServer(fake)
+	t.Cleanup(server.Close)
+	client, err := api.NewClient(api.Config{Address: server.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &top{api: promv1.NewAPI(client), opts: topOptions{prometheusURL: server.URL, rateInterval: 2 * time.Minute, once: true, chart: chart}}
+}
+
+func TestTopChart(t *testing.T) {
+	fake := &fakePrometheus{ranges: chartSeries()}
+	top := newTestTop(t, fake, true)
+	chart, err := top.cpuChart(context.Background(), fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "top-chart", chart)
+
+	// The golden aside: both series drawn, named in the caption, within
+	// 100 columns.
+	lines := strings.Split(strings.TrimRight(chart, "\n"), "\n")
+	caption := "CPU used (cores), last hour: ─ online used   • offline used"
+	if got := strings.TrimSpace(lines[len(lines)-1]); got != caption {
+		t.Errorf("caption %q, want %q", got, caption)
+	}
+	var plot strings.Builder
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line of %d columns, want at most 100: %q", n, line)
+		}
+		if _, body, ok := strings.Cut(line, "┤"); ok {
+			plot.WriteString(body)
+		}
+	}
+	if !strings.Contains(plot.String(), "•") {
+		t.Errorf("the offline series is not drawn:\n%s", chart)
+	}
+	if !strings.ContainsAny(plot.String(), "─╭╮╰╯│") {
+		t.Errorf("the online series is not drawn:\n%s", chart)
+	}
+
+	// One range query per series, the cockpit's, over the last hour a
+	// minute apart.
+	want := []string{asTop(dashboards.CPUUsedByTier()[0].Expr), asTop(dashboards.CPUUsedByTier()[1].Expr)}
+	var asked []string
+	for _, r := range fake.askedRanges {
+		asked = append(asked, r.Get("query"))
+		start, _ := strconv.ParseFloat(r.Get("start"), 64)
+		end, _ := strconv.ParseFloat(r.Get("end"), 64)
+		if end != float64(fixedNow.Unix()) || end-start != 3600 || r.Get("step") != "60" {
+			t.Errorf("range start %v end %v step %s, want the hour to %v a minute apart", start, end, r.Get("step"), fixedNow.Unix())
+		}
+	}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("range queries (-want +got):\n%s", diff)
+	}
+}
+
+// TestTopChartWithoutData: a Prometheus without the series says so under
+// the caption instead of drawing an empty frame.
+func TestTopChartWithoutData(t *testing.T) {
+	top := newTestTop(t, &fakePrometheus{}, true)
+	chart, err := top.cpuChart(context.Background(), fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CPU used (cores), last hour: ─ online used   • offline used: no data\n"; chart != want {
+		t.Errorf("chart %q, want %q", chart, want)
+	}
+}
+
+// TestTopChartFlag: the chart follows the table with --once, and
+// --chart=false leaves it and its queries out.
+func TestTopChartFlag(t *testing.T) {
+	for _, tc := range []struct {
+		flag   string
+		charts bool
+	}{{"--chart=true", true}, {"--chart=false", false}} {
+		t.Run(tc.flag, func(t *testing.T) {
+			fake := &fakePrometheus{ranges: chartSeries()}
+			server := httptest.NewServer(fake)
+			defer server.Close()
+			root := newRootCommand()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetArgs([]string{"top", "--once", "--prometheus-url", server.URL, tc.flag})
+			if err := root.Execute(); err != nil {
+				t.Fatalf("top: %v", err)
+			}
+			drawn := strings.Contains(out.String(), "CPU used (cores), last hour")
+			if drawn != tc.charts || (len(fake.askedRanges) > 0) != tc.charts {
+				t.Errorf("top %s: chart drawn %v after %d range queries, want %v:\n%s", tc.flag, drawn, len(fake.askedRanges), tc.charts, out.String())
+			}
+			if tc.charts && strings.Index(out.String(), "CPU used (cores)") < strings.Index(out.String(), "NODE") {
+				t.Errorf("the chart comes before the table:\n%s", out.String())
+			}
+		})
 	}
 }

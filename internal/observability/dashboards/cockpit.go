@@ -18,11 +18,18 @@ type Built struct {
 // The panel ids of the cockpit, fixed so that links to a panel keep
 // working across versions.
 const (
-	cockpitFirstStatID uint32 = 1 // 1-4: CockpitFigures in order
-	cockpitCPUID       uint32 = 10
-	cockpitGPUID       uint32 = 11
-	cockpitTableID     uint32 = 20
+	cockpitFirstStatID     uint32 = 1 // 1-6: CockpitFigures in order
+	cockpitCPUID           uint32 = 10
+	cockpitGPUID           uint32 = 11
+	cockpitReclaimCPUID    uint32 = 12
+	cockpitReclaimMemoryID uint32 = 13
+	cockpitEvictionsID     uint32 = 14
+	cockpitTableID         uint32 = 20
 )
+
+// statWidth is the width of each of the cockpit's Stat panels: all of
+// CockpitFigures in one row of the 24 columns.
+const statWidth uint32 = 4
 
 // gpuOnlyScope says what the cockpit's namespace and tfjob variables
 // filter. They narrow only the GPU panels: CPU, memory, pod counts and the
@@ -51,7 +58,7 @@ func Cockpit() (Built, error) {
 			Label("TFJob (GPU panels)").Description(gpuOnlyScope))
 
 	for i, f := range CockpitFigures() {
-		b.WithPanel(statPanel(cockpitFirstStatID+uint32(i), f.Title, f.Description, f.Unit, grid(uint32(6*i), 0, 6, 4), f.Query))
+		b.WithPanel(statPanel(cockpitFirstStatID+uint32(i), f.Title, f.Description, f.Unit, grid(statWidth*uint32(i), 0, statWidth, 4), f.Query))
 	}
 	uses := []libraryUse{
 		{panelID: cockpitCPUID, panel: CPUWatermarkPanel()},
@@ -59,10 +66,14 @@ func Cockpit() (Built, error) {
 	}
 	b.WithPanel(uses[0].panel.build(cockpitCPUID, grid(0, 4, 12, 9)))
 	b.WithPanel(uses[1].panel.build(cockpitGPUID, grid(12, 4, 12, 9)))
+	b.WithPanel(reclaimedCPUPanel(cockpitReclaimCPUID, grid(0, 13, 12, 9)))
+	b.WithPanel(reclaimedMemoryPanel(cockpitReclaimMemoryID, grid(12, 13, 12, 9)))
+	b.WithPanel(evictionsPanel(cockpitEvictionsID, grid(0, 22, 24, 6)))
 	b.WithPanel(tablePanel(cockpitTableID, "Node watermarks",
-		"Per node: pods, CPU and memory requested and really used by online and offline pods, pods by QoS class, and GPUs allocated and free. "+
+		"Per node: pods, CPU and memory requested and really used by online and offline pods, the reclaimed capacity the node publishes and what offline pods hold of it, "+
+			"pods by QoS class, GPUs allocated and free, and whether its reclaimed capacity is frozen on stale usage (1). "+
 			"Nodes whose online use nears allocatable while offline work runs are where training will be preempted first.",
-		grid(0, 13, 24, 10), "node", WatermarkColumns()))
+		grid(0, 28, 24, 10), "node", WatermarkColumns()))
 
 	d, err := b.Build()
 	if err != nil {

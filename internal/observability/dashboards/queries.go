@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
 
@@ -17,6 +18,8 @@ const (
 	UnitPercent Unit = "percent"
 	UnitCount   Unit = "none"
 	UnitSeconds Unit = "s"
+	// UnitPerMinute is events per minute, e.g. evictions.
+	UnitPerMinute Unit = "suffix: /min"
 )
 
 // Query is one PromQL query of a panel, written against the dashboards'
@@ -125,19 +128,48 @@ func CockpitFigures() []Figure {
 			Unit:        UnitCount,
 			Query:       Query{Expr: gpusFree(""), Legend: "free"},
 		},
+		{
+			Title: "Cluster CPU utilisation",
+			Description: "CPU that online and offline pods use together, in percent of the CPU all nodes can allocate: how much of the cluster really works. " +
+				"Online services alone, requesting far more than they use, leave it low; offline work in the reclaimed capacity raises it.",
+			Unit:  UnitPercent,
+			Query: Query{Expr: utilisation(expr.CPUUsedByNodeOver(rateInterval), resourceCPU), Legend: "CPU utilisation"},
+		},
+		{
+			Title:       "Cluster memory utilisation",
+			Description: "Working set of online and offline pods together, in percent of the memory all nodes can allocate.",
+			Unit:        UnitPercent,
+			Query:       Query{Expr: utilisation(expr.MemoryUsedByNode(), resourceMemory), Legend: "memory utilisation"},
+		},
+	}
+}
+
+// utilisation is what every pod uses of a resource, online and offline
+// together (a per-node fragment of package expr), in percent of what all
+// nodes can allocate. It reads every pod's use in one fragment rather than
+// adding the two tiers, so that it has data while no offline pod runs.
+func utilisation(usedByNode, resource string) string {
+	return fmt.Sprintf("100 * sum(%s) / %s", usedByNode, allocatable(resource, ""))
+}
+
+// CPUUsedByTier is the CPU online and offline pods use, summed over nodes:
+// the two stacked areas of the CPU watermark panel, and the two lines of
+// `backfill top`'s chart.
+func CPUUsedByTier() []Query {
+	return []Query{
+		{Expr: "sum(" + expr.OnlineCPUUsedByNodeOver(rateInterval) + ")", Legend: "online used"},
+		{Expr: "sum(" + expr.OfflineCPUUsedByNodeOver(rateInterval) + ")", Legend: "offline used"},
 	}
 }
 
 // CPUByTier are the queries of the CPU watermark library panel: online and
 // offline use stacked, with allocatable and requests as lines to compare.
 func CPUByTier() []Query {
-	return []Query{
-		{Expr: "sum(" + expr.OnlineCPUUsedByNodeOver(rateInterval) + ")", Legend: "online used"},
-		{Expr: "sum(" + expr.OfflineCPUUsedByNodeOver(rateInterval) + ")", Legend: "offline used"},
-		{Expr: byTier("backfill_node_requests", online, resourceCPU), Legend: "online requested"},
-		{Expr: byTier("backfill_node_requests", offline, resourceCPU), Legend: "offline requested"},
-		{Expr: allocatable(resourceCPU, ""), Legend: "allocatable"},
-	}
+	return append(CPUUsedByTier(),
+		Query{Expr: byTier("backfill_node_requests", online, resourceCPU), Legend: "online requested"},
+		Query{Expr: byTier("backfill_node_requests", offline, resourceCPU), Legend: "offline requested"},
+		Query{Expr: allocatable(resourceCPU, ""), Legend: "allocatable"},
+	)
 }
 
 // nodeGauge sums one of the manager's per-node gauges by node.
@@ -157,15 +189,20 @@ func WatermarkColumns() []Column {
 		{Name: "CPU req offline", Unit: UnitCores, Expr: nodeGauge("backfill_node_requests", tierRes(offline, resourceCPU))},
 		{Name: "CPU used online", Unit: UnitCores, Expr: expr.OnlineCPUUsedByNodeOver(rateInterval)},
 		{Name: "CPU used offline", Unit: UnitCores, Expr: expr.OfflineCPUUsedByNodeOver(rateInterval)},
+		{Name: "CPU reclaimable", Unit: UnitCores, Expr: batchByNode(metrics.NameNodeBatchAllocatable, resourceCPU)},
+		{Name: "CPU offline holds", Unit: UnitCores, Expr: batchByNode(metrics.NameNodeBatchAllocated, resourceCPU)},
 		{Name: "Mem allocatable", Unit: UnitBytes, Expr: allocatable(resourceMemory, " by (node) ")},
 		{Name: "Mem req online", Unit: UnitBytes, Expr: nodeGauge("backfill_node_requests", tierRes(online, resourceMemory))},
 		{Name: "Mem req offline", Unit: UnitBytes, Expr: nodeGauge("backfill_node_requests", tierRes(offline, resourceMemory))},
 		{Name: "Mem used online", Unit: UnitBytes, Expr: expr.OnlineMemoryUsedByNode()},
 		{Name: "Mem used offline", Unit: UnitBytes, Expr: expr.OfflineMemoryUsedByNode()},
+		{Name: "Mem reclaimable", Unit: UnitBytes, Expr: batchByNode(metrics.NameNodeBatchAllocatable, resourceMemory)},
+		{Name: "Mem offline holds", Unit: UnitBytes, Expr: batchByNode(metrics.NameNodeBatchAllocated, resourceMemory)},
 		{Name: "Guaranteed", Unit: UnitCount, Expr: nodeGauge("backfill_node_pods", `qos_class="Guaranteed"`)},
 		{Name: "Burstable", Unit: UnitCount, Expr: nodeGauge("backfill_node_pods", `qos_class="Burstable"`)},
 		{Name: "BestEffort", Unit: UnitCount, Expr: nodeGauge("backfill_node_pods", `qos_class="BestEffort"`)},
 		{Name: "GPUs allocated", Unit: UnitCount, Expr: nodeGauge("backfill_node_requests", fmt.Sprintf("resource=%q", resourceGPU))},
 		{Name: "GPUs free", Unit: UnitCount, Expr: gpusFree(" by (node) ")},
+		{Name: "Reclaim frozen", Unit: UnitCount, Expr: frozenByNode()},
 	}
 }

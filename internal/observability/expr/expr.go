@@ -105,6 +105,18 @@ func OnlineCPUUsedByNode() string { return OnlineCPUUsedByNodeOver(DefaultRateWi
 // caller's.
 func OnlineCPUUsedByNodeOver(window string) string { return onlineOnly(cpuByPod(window)) }
 
+// CPUUsedByNodeOver is the CPU in cores that every pod on each node uses,
+// online and offline together, labelled node, over a rate window of the
+// caller's. It equals OnlineCPUUsedByNodeOver plus OfflineCPUUsedByNodeOver
+// (the two split the same pods) but needs no join, so it has data whether
+// or not offline pods run, and whatever labels the manager's series carry.
+func CPUUsedByNodeOver(window string) string { return "sum by (node) (" + cpuByPod(window) + ")" }
+
+// MemoryUsedByNode is the working set in bytes of every pod on each node,
+// online and offline together, labelled node: OnlineMemoryUsedByNode plus
+// OfflineMemoryUsedByNode, without the join.
+func MemoryUsedByNode() string { return "sum by (node) (" + memoryByPod() + ")" }
+
 // OfflineMemoryUsedByNode is the working set in bytes of offline pods on
 // each node, labelled node.
 func OfflineMemoryUsedByNode() string { return offlineOnly(memoryByPod()) }

@@ -18,6 +18,8 @@ var fragments = map[string]string{
 	"OnlineCPUUsedByNode":      OnlineCPUUsedByNode(),
 	"OfflineMemoryUsedByNode":  OfflineMemoryUsedByNode(),
 	"OnlineMemoryUsedByNode":   OnlineMemoryUsedByNode(),
+	"MemoryUsedByNode":         MemoryUsedByNode(),
+	"CPUUsedByNodeOver":        strings.ReplaceAll(CPUUsedByNodeOver("$__rate_interval"), "$__rate_interval", "1m"),
 	"OfflineCPUUsedByNodeOver": strings.ReplaceAll(OfflineCPUUsedByNodeOver("$__rate_interval"), "$__rate_interval", "1m"),
 	"OnlineCPUUsedByNodeOver":  strings.ReplaceAll(OnlineCPUUsedByNodeOver("$__rate_interval"), "$__rate_interval", "1m"),
 }
@@ -66,6 +68,14 @@ eval instant at 5m `+OnlineMemoryUsedByNode()+`
 
 eval instant at 5m `+NodesWithOfflineWork()+`
   {node="node-0"} 1
+
+# Every pod together: online plus offline above, and the pod-level series
+# still counted once.
+eval instant at 5m `+CPUUsedByNodeOver("1m")+`
+  {node="node-0"} 2.75
+
+eval instant at 5m `+MemoryUsedByNode()+`
+  {node="node-0"} 4400000000
 `, promqltest.NewTestEngine(t, false, 0, 10000))
 }
 

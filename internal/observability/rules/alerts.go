@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
@@ -37,6 +38,7 @@ func Groups() []Group {
 	return []Group{
 		{Name: "backfill-tfjobs", Alerts: []Alert{gpuIdle(), restartingOften(), failed(), pendingTooLong()}},
 		{Name: "backfill-colocation", Alerts: []Alert{disruptionStorm(), onlineCPUNearLimit(), onlineMemoryNearLimit()}},
+		{Name: "backfill-reclaim", Alerts: []Alert{reclaimEvictionStorm(), reclaimUsageStale()}},
 	}
 }
 
@@ -94,12 +96,14 @@ func pendingTooLong() Alert {
 }
 
 // disruptionStorm: many offline pods ended by preemption or eviction in a
-// short time, across the cluster.
+// short time, across the cluster. The manager's own evictions for online
+// protection (ReclaimedForOnline) are left to reclaimEvictionStorm, so that
+// one storm is reported once, by the alert that names its cause.
 func disruptionStorm() Alert {
 	return Alert{
 		Name: "BackfillOfflineDisruptionStorm",
-		Expr: fmt.Sprintf(`sum(increase(%s[%s])) > %d`,
-			metrics.NameDisruptions, model.Duration(DisruptionStormWindow), DisruptionStormPods),
+		Expr: fmt.Sprintf(`sum(increase(%s{reason!=%q}[%s])) > %d`,
+			metrics.NameDisruptions, colocation.ReasonReclaimedForOnline, model.Duration(DisruptionStormWindow), DisruptionStormPods),
 		For:      5 * time.Minute,
 		Severity: SeverityWarning,
 		Summary:  "Offline pods are being preempted or evicted in a storm",

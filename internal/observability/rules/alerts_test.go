@@ -212,6 +212,8 @@ func TestEveryAlertTested(t *testing.T) {
 	tested := []string{
 		"BackfillTFJobGPUIdle", "BackfillTFJobRestartingOften", "BackfillTFJobFailed", "BackfillTFJobPendingTooLong",
 		"BackfillOfflineDisruptionStorm", "BackfillOnlineCPUNearLimit", "BackfillOnlineMemoryNearLimit",
+		// TestReclaimAlerts
+		"BackfillReclaimEvictionStorm", "BackfillReclaimUsageStale",
 	}
 	var names []string
 	for _, g := range Groups() {
