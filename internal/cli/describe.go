@@ -21,27 +21,55 @@ const maxEvents = 20
 
 func newDescribeCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "describe JOB",
-		Short: "Show a TFJob in detail: replicas, placement, TF_CONFIG, events, and why pods wait",
+		Use:   "describe [tfjob] JOB | describe node NODE",
+		Short: "Show a TFJob in detail (replicas, placement, TF_CONFIG, events, why pods wait), or a node's reclaimed capacity and the formula behind it",
 		Example: `  backfill describe mnist
-  kubectl backfill describe mnist -n training`,
+  kubectl backfill describe mnist -n training
+  kubectl backfill describe node gpu-0`,
 	}
 	kf := addKubeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) != 1 {
-			return usageError{errors.New("describe takes exactly one TFJob name: backfill describe JOB")}
+		kind, name, err := describedObject(args)
+		if err != nil {
+			return usageError{err}
 		}
 		k, err := kf.connect()
 		if err != nil {
 			return err
 		}
-		d, err := gatherDescription(cmd.Context(), k, args[0])
+		if kind == "node" {
+			d, err := gatherNodeDescription(cmd.Context(), k, name)
+			if err != nil {
+				return err
+			}
+			return renderNodeDescription(cmd.OutOrStdout(), d, time.Now())
+		}
+		d, err := gatherDescription(cmd.Context(), k, name)
 		if err != nil {
 			return err
 		}
 		return renderDescription(cmd.OutOrStdout(), d, time.Now())
 	}
 	return cmd
+}
+
+// describedObject reads describe's arguments: a TFJob's name, or a kind
+// (tfjob or node, kubectl's way) and a name.
+func describedObject(args []string) (kind, name string, err error) {
+	usage := errors.New("describe takes a TFJob name, or a kind and a name: backfill describe JOB, backfill describe tfjob JOB, backfill describe node NODE")
+	switch len(args) {
+	case 1:
+		return "tfjob", args[0], nil
+	case 2:
+		switch args[0] {
+		case "tfjob", "tfjobs":
+			return "tfjob", args[1], nil
+		case "node", "nodes", "no":
+			return "node", args[1], nil
+		}
+		return "", "", fmt.Errorf("describe: unknown kind %q (want tfjob or node): %w", args[0], usage)
+	}
+	return "", "", usage
 }
 
 // description is everything describe shows about one job.

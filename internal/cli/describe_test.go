@@ -7,9 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 func describeFixtures() map[string]*description {
@@ -63,6 +65,9 @@ func TestWhyPendingInPlainWords(t *testing.T) {
 	imagePull.Spec.NodeName = "node-b"
 	imagePull.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "tensorflow", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "pull access denied"}}}}
 	run := running(pod(), "node-c", 0)
+	batch := pod()
+	batch.Spec.Containers[0].Resources.Requests = corev1.ResourceList{colocation.ResourceBatchCPU: resource.MustParse("3000")}
+	reclaimed := unschedulable(batch, "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 Insufficient backfill.dev/batch-cpu. preemption: not eligible due to preemptionPolicy=Never.")
 
 	for name, tc := range map[string]struct {
 		pod  corev1.Pod
@@ -76,6 +81,9 @@ func TestWhyPendingInPlainWords(t *testing.T) {
 			want: "no node fits: 0/3 nodes are available (3 have a taint it does not tolerate {dedicated: online})"},
 		"taints without their names": {pod: unschedulable(pod(), "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
 			want: "no node fits: 0/1 nodes are available (1 have a taint it does not tolerate)"},
+		"reclaimed CPU": {pod: reclaimed,
+			want: "waiting for reclaimed CPU: 0/5 nodes have 3 CPU of reclaimed capacity free (backfill.dev/batch-cpu) (2 do not match its node selector or affinity, 3 with too little backfill.dev/batch-cpu); " +
+				"reclaimed capacity is what online pods request but do not use, and shrinks when their use rises: see backfill describe node NODE"},
 		"not yet seen":  {pod: *pod(), want: "waiting for the scheduler default-scheduler to place it"},
 		"gated":         {pod: *gated, want: "held back from scheduling by its scheduling gates (backfill.dev/gang)"},
 		"image pull":    {pod: *imagePull, want: "on node-b, container tensorflow waits: ImagePullBackOff: pull access denied"},

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // whyPending says in plain words why a pod does not run yet, from its
@@ -130,7 +132,7 @@ func unschedulableInWords(pod *corev1.Pod, message string) string {
 		count, what := part.count, part.reason
 		if res, ok := strings.CutPrefix(what, "Insufficient "); ok {
 			if headline == "" {
-				headline = fmt.Sprintf("waiting for %s: %s/%s nodes have %s free %s", resourceWords(res), available, total, requested(pod, res), res)
+				headline = fmt.Sprintf("waiting for %s: %s/%s nodes have %s", resourceWords(res), available, total, freeWords(pod, res))
 			}
 			details = append(details, fmt.Sprintf("%d with too little %s", count, res))
 			continue
@@ -142,6 +144,9 @@ func unschedulableInWords(pod *corev1.Pod, message string) string {
 	}
 	if len(details) > 0 {
 		headline += " (" + strings.Join(details, ", ") + ")"
+	}
+	if strings.Contains(m[3], "Insufficient "+string(colocation.ResourceBatchCPU)) || strings.Contains(m[3], "Insufficient "+string(colocation.ResourceBatchMemory)) {
+		headline += "; reclaimed capacity is what online pods request but do not use, and shrinks when their use rises: see backfill describe node NODE"
 	}
 	return headline
 }
@@ -192,13 +197,25 @@ func resourceWords(res string) string {
 		return "GPUs"
 	case res == "cpu":
 		return "CPU"
+	case res == string(colocation.ResourceBatchCPU):
+		return "reclaimed CPU"
+	case res == string(colocation.ResourceBatchMemory):
+		return "reclaimed memory"
 	}
 	return res
 }
 
-// requested is how much of res the pod asks for, as the scheduler counts
-// it: containers, the largest init container, overhead.
-func requested(pod *corev1.Pod, res string) string {
+// freeWords says how much of res the pod needs free on a node, as the
+// scheduler counts it (containers, the largest init container, overhead):
+// "4 free nvidia.com/gpu", or reclaimed CPU, counted in milli-CPU, in the
+// units of cpu.
+func freeWords(pod *corev1.Pod, res string) string {
 	q := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})[corev1.ResourceName(res)]
-	return q.String()
+	switch corev1.ResourceName(res) {
+	case colocation.ResourceBatchCPU:
+		return fmt.Sprintf("%s CPU of reclaimed capacity free (%s)", colocation.CPUString(q.Value()), res)
+	case colocation.ResourceBatchMemory:
+		return fmt.Sprintf("%s of reclaimed memory free (%s)", q.String(), res)
+	}
+	return q.String() + " free " + res
 }

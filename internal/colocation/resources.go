@@ -61,7 +61,10 @@ func CPUString(milli int64) string {
 }
 
 // MemoryString writes bytes as a binary quantity where it is exact, e.g.
-// "12Gi", else in bytes.
+// "12Gi", else in Gi to a tenth, e.g. "12.8Gi".
 func MemoryString(bytes int64) string {
-	return resource.NewQuantity(bytes, resource.BinarySI).String()
+	if bytes%(1<<20) == 0 {
+		return resource.NewQuantity(bytes, resource.BinarySI).String()
+	}
+	return fmt.Sprintf("%.1fGi", float64(bytes)/(1<<30))
 }
