@@ -15,7 +15,8 @@ CONTROL_PLANE := $(K8S_BINS) $(BIN)/etcd
 DEV_TOOLS := $(BIN)/controller-gen $(BIN)/golangci-lint
 PROM_VERSION := 3.16.0
 OBS_TOOLS := $(BIN)/prometheus $(BIN)/promtool
-SIM_TOOLS := $(BIN)/kwok
+SIM_TOOLS := $(BIN)/kwok $(BIN)/metrics-server
+METRICS_SERVER_VERSION := v0.8.0
 HELM_VERSION := v3.22.0
 # helm reports its version and renders for the Kubernetes its client-go
 # speaks (1.37), as its own release build does.
@@ -53,6 +54,14 @@ $(BIN)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum hack/tools/etcd/main.
 $(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	@echo ">> building kwok (about 2 minutes the first time)"
 	cd hack/tools/kwok && go build -trimpath -ldflags "-s -w" -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+# metrics-server reports its version through client-go's version package,
+# as its own release build sets it.
+$(BIN)/metrics-server: hack/tools/metrics-server/go.mod hack/tools/metrics-server/go.sum
+	@echo ">> building metrics-server $(METRICS_SERVER_VERSION) from source (about 4 minutes the first time)"
+	cd hack/tools/metrics-server && go build -trimpath \
+		-ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(METRICS_SERVER_VERSION)" \
+		-o $@ sigs.k8s.io/metrics-server/cmd/metrics-server
 
 $(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 	@echo ">> building prometheus and promtool $(PROM_VERSION) from source"

@@ -87,6 +87,7 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 		{"etcd and kube-apiserver", c.startAPIServer},
 		{"kube-controller-manager and kube-scheduler", c.startComponents},
 		{"simulated nodes (kwok)", c.startNodes},
+		{"metrics-server (the metrics API)", c.startMetricsServer},
 		{"the backfill manager", c.startManager},
 		{"the simulated GPU exporter", c.startGPUSim},
 		{"Prometheus", c.startPrometheus},

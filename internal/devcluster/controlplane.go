@@ -17,6 +17,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
 )
 
 // controlPlane is the local cluster's etcd, kube-apiserver,
@@ -56,7 +58,14 @@ func (cp *controlPlane) prepare() error {
 	}
 	cp.token = hex.EncodeToString(secret)
 	line := cp.token + ",admin,admin,system:masters\n"
-	return os.WriteFile(filepath.Join(pki, "tokens.csv"), []byte(line), 0o600)
+	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"), []byte(line), 0o600); err != nil {
+		return err
+	}
+	// The aggregation layer's front proxy, which metrics-server trusts.
+	if _, err := metricsserver.WriteFrontProxy(pki); err != nil {
+		return fmt.Errorf("writing the front-proxy certificates: %w", err)
+	}
+	return nil
 }
 
 func writePEM(path, kind string, der []byte) error {
@@ -97,7 +106,7 @@ func apiserverArgs(dir string, etcdPort, port int, gang bool) []string {
 	if gang {
 		gates = []string{gangGate, "--runtime-config=scheduling.k8s.io/v1beta1=true"}
 	}
-	return append(gates,
+	return append(append(gates,
 		"--etcd-servers=http://127.0.0.1:"+strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port),
@@ -111,7 +120,7 @@ func apiserverArgs(dir string, etcdPort, port int, gang bool) []string {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--allow-privileged=true",
-	)
+	), metricsserver.FrontProxyIn(pki).APIServerFlags()...)
 }
 
 // componentArgs are the flags kube-controller-manager and kube-scheduler

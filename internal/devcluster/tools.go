@@ -9,7 +9,7 @@ import (
 )
 
 // binaries are the tools the local cluster runs, all built by hack/tools.
-var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "prometheus"}
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metrics-server", "prometheus"}
 
 // ensureTools builds the missing binaries through the checkout's Makefile,
 // streaming its progress, or says how to get them.

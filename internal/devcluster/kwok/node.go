@@ -66,3 +66,16 @@ func NodeObject(spec NodeSpec) *corev1.Node {
 		},
 	}
 }
+
+// ResourceMetricsPathAnnotation on a Node tells metrics-server (0.7 and
+// later) the path of the node's kubelet resource metrics, in place of
+// /metrics/resource. Every simulated node's kubelet endpoint is kwok's one
+// server, which serves each node's metrics under a path of its own.
+const ResourceMetricsPathAnnotation = "metrics.k8s.io/resource-metrics-path"
+
+// ResourceMetricsPath is the path of nodeName's emulated kubelet resource
+// metrics on kwok's server (config/metrics-resource.yaml): the value of
+// ResourceMetricsPathAnnotation.
+func ResourceMetricsPath(nodeName string) string {
+	return "/metrics/nodes/" + nodeName + "/metrics/resource"
+}
