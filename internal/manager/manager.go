@@ -167,9 +167,9 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 	var err error
 	switch opts.UsageSource {
 	case UsageSourcePrometheus:
-		source, err = reclaim.NewPrometheusSource(opts.PrometheusURL, opts.ReclaimSettings.Window, opts.PrometheusRateWindow)
+		source, err = reclaim.NewPrometheusSource(opts.PrometheusURL, opts.ReclaimSettings, opts.PrometheusRateWindow)
 	default:
-		source, err = reclaim.NewMetricsAPISource(mgr.GetConfig(), view, opts.ReclaimSettings.Window)
+		source, err = reclaim.NewMetricsAPISource(mgr.GetConfig(), view, opts.ReclaimSettings)
 	}
 	if err != nil {
 		return err

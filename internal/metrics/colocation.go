@@ -68,7 +68,7 @@ type colocationSource interface {
 // has synced, which happens only on the leader.
 type colocationCollector struct {
 	allocatable, requests, limits, pods, offlinePod *prometheus.Desc
-	batchAllocatable, batchAllocated                 *prometheus.Desc
+	batchAllocatable, batchAllocated                *prometheus.Desc
 
 	mu     sync.Mutex
 	source colocationSource

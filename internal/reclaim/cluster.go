@@ -50,7 +50,7 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod) clusterState {
 		node := Node{Name: n.Name, Capacity: n.Capacity.Exact(), Allocatable: n.Allocatable.Exact(),
 			Published: n.Batch, Pods: byNode[n.Name], OnRequests: onRequests[n.Name]}
 		if e, ok, err := ReadExplanation(n.Annotations); ok && err == nil {
-			node.CooldownUntil = e.CooldownUntil
+			node.CooldownUntil, node.PublishedAt = e.CooldownUntil, e.At
 			s.explained[n.Name] = e
 		}
 		s.nodes = append(s.nodes, node)

@@ -35,16 +35,17 @@ type Controller struct {
 	clock    clock.PassiveClock
 	log      logr.Logger
 
-	lastSync time.Time
 	// known are the nodes of the last decision, to forget gone ones.
 	known map[string]bool
+	// warned are the pods whose job was told they can never fit.
+	warned map[string]bool
 }
 
 // NewController decides with settings from source, reading the cluster
 // from view and writing through c.
 func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
 	return &Controller{client: c, view: view, source: source, settings: settings, recorder: recorder, clock: clk,
-		log: log.WithName(ControllerName), known: map[string]bool{}}
+		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{}}
 }
 
 // Start decides every interval until ctx ends.
@@ -72,12 +73,6 @@ func (c *Controller) Start(ctx context.Context) error {
 func (c *Controller) Sync(ctx context.Context) error {
 	start := c.clock.Now()
 	defer func() { metrics.ReclaimSynced(c.clock.Since(start)) }()
-	elapsed := c.settings.Interval
-	if !c.lastSync.IsZero() {
-		elapsed = min(start.Sub(c.lastSync), 2*c.settings.Interval)
-	}
-	c.lastSync = start
-
 	usage, err := c.source.Usage(ctx, start)
 	metrics.UsageSourceUp(c.source.Name(), err == nil)
 	if err != nil {
@@ -90,7 +85,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	for _, n := range state.nodes {
 		seen[n.Name] = true
 		u, ok := usage[n.Name]
-		d := Decide(n, optional(u, ok), c.settings, start, elapsed)
+		d := Decide(n, optional(u, ok), c.settings, start)
 		if err != nil {
 			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), err)
 		}
@@ -107,6 +102,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	c.known = seen
+	errs = append(errs, c.warnUnfittable(ctx, state.nodes))
 	return errors.Join(errs...)
 }
 

@@ -33,7 +33,10 @@ type Explanation struct {
 	Reserved   Resources `json:"reserved"`
 	System     Resources `json:"system"`
 	OnlinePeak Resources `json:"onlinePeak"`
-	OnRequests Resources `json:"offlineOnRequests"`
+	// OnlineLasting is what online pods used at least over the last
+	// CPUEvictionDelay, which CPU evictions go by.
+	OnlineLasting Resources `json:"onlineLasting"`
+	OnRequests    Resources `json:"offlineOnRequests"`
 	// Target is capacity - margin - max(reserved, system) - online peak -
 	// offline on requests, at least 0.
 	Target Resources `json:"target"`
@@ -53,9 +56,9 @@ type Decision struct {
 	Evict []Pod
 }
 
-// Decide is the decision for one node at now, elapsed after the last one,
-// from its usage (nil when the source has none for it).
-func Decide(n Node, u *Usage, s Settings, now time.Time, elapsed time.Duration) Decision {
+// Decide is the decision for one node at now, from its usage (nil when the
+// source has none for it).
+func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 	d := Decision{Explanation: Explanation{
 		State: StateFresh, At: now, Capacity: n.Capacity,
 		Reserved: n.Capacity.Sub(n.Allocatable).NonNegative(),
@@ -72,11 +75,12 @@ func Decide(n Node, u *Usage, s Settings, now time.Time, elapsed time.Duration) 
 		}
 		return d
 	}
-	d.UsageAt, d.OnlinePeak, d.System = u.At, u.OnlinePeak, u.System
+	d.UsageAt, d.OnlinePeak, d.OnlineLasting, d.System = u.At, u.OnlinePeak, u.OnlineLasting, u.System
 	d.Target = n.Capacity.Sub(d.Margin).Sub(d.Reserved.Max(u.System)).Sub(u.OnlinePeak).Sub(n.OnRequests).NonNegative()
+	d.Target.Memory = wholeMiB(d.Target.Memory)
 
 	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
-	if need := deficit(d.Held, d.Target, tolerance); !need.IsZero() {
+	if need := deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System)); !need.IsZero() {
 		d.Evict = chooseVictims(n.Pods, need, now)
 		for _, p := range d.Evict {
 			d.Evicting = d.Evicting.Add(p.Batch)
@@ -89,13 +93,17 @@ func Decide(n Node, u *Usage, s Settings, now time.Time, elapsed time.Duration) 
 	switch {
 	case len(d.Evict) > 0:
 		d.Published = remaining
-		d.Why = fmt.Sprintf("evicting %d offline pod(s): they held %s, above the target %s; no room for new pods until the cool-down ends", len(d.Evict), d.Held, d.Target)
+		d.Why = fmt.Sprintf("evicting %d offline pod(s): they held %s, leaving online pods less than the eviction margin; no room for new pods until the cool-down ends", len(d.Evict), d.Held)
 	case now.Before(n.CooldownUntil):
 		d.Published = remaining
 		d.Why = "cooling down after an eviction: no room for new offline pods"
 	default:
+		// Growth accrues from the last change, at most a minute's worth, so
+		// that small steps wait to be worth a write and a long quiet spell
+		// does not let capacity jump.
 		growth := n.Capacity.Percent(s.GrowthPerMinute, s.GrowthPerMinute)
-		growth = Resources{MilliCPU: scale(growth.MilliCPU, elapsed), Memory: scale(growth.Memory, elapsed)}.Max(tolerance)
+		since := min(now.Sub(n.PublishedAt), time.Minute)
+		growth = Resources{MilliCPU: scale(growth.MilliCPU, since), Memory: scale(growth.Memory, since)}
 		if u.Partial {
 			growth = Resources{}
 		}
@@ -105,33 +113,46 @@ func Decide(n Node, u *Usage, s Settings, now time.Time, elapsed time.Duration) 
 		}
 		d.Why = why(n.Published, d.Published, d.Target, u.Partial)
 	}
+	// Whole MiB read better on a node, and never drop below what pods hold.
+	d.Published.Memory = max(wholeMiB(d.Published.Memory), min(remaining.Memory, d.Published.Memory))
 	return d
 }
 
-// deficit is how much more than target the pods hold, per resource where
-// that exceeds the tolerance; 0 elsewhere.
-func deficit(held, target, tolerance Resources) Resources {
-	over := held.Sub(target)
+// wholeMiB rounds bytes down to a whole MiB.
+func wholeMiB(bytes int64) int64 { return bytes &^ (1<<20 - 1) }
+
+// deficit is what offline pods must release, per resource: nothing while
+// online pods keep more than the eviction margin free; once they do not,
+// enough to bring what offline pods hold back to the target, the margin
+// whole again. Memory goes by the online peak, CPU by a rise that has
+// lasted CPUEvictionDelay, since offline pods yield CPU at once.
+func deficit(n Node, u *Usage, s Settings, held, margin, system Resources) Resources {
+	online := Resources{MilliCPU: u.OnlineLasting.MilliCPU, Memory: u.OnlinePeak.Memory}
+	free := n.Capacity.Sub(system).Sub(online).Sub(n.OnRequests).Sub(held)
+	target := n.Capacity.Sub(margin).Sub(system).Sub(online).Sub(n.OnRequests).NonNegative()
+	floor := s.EvictionMargin.of(n.Capacity)
 	var need Resources
-	if over.MilliCPU > tolerance.MilliCPU {
-		need.MilliCPU = over.MilliCPU
+	if free.MilliCPU < floor.MilliCPU {
+		need.MilliCPU = max(held.MilliCPU-target.MilliCPU, 0)
 	}
-	if over.Memory > tolerance.Memory {
-		need.Memory = over.Memory
+	if free.Memory < floor.Memory {
+		need.Memory = max(held.Memory-target.Memory, 0)
 	}
 	return need
 }
 
 // follow moves one resource's published amount toward its target: down at
-// once, up by at most growth, not at all for less than tolerance, and
-// never below what pods hold.
+// once, up by at most growth, and never below what pods hold; a step
+// smaller than tolerance short of the target waits to be worth a write.
 func follow(published, target, held, growth, tolerance int64) int64 {
 	next := published
 	switch {
 	case target < published-tolerance:
 		next = target
 	case target > published+tolerance:
-		next = min(target, published+growth)
+		if step := min(target, published+growth); step-published >= tolerance || step == target {
+			next = step
+		}
 	}
 	return max(next, held)
 }

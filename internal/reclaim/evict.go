@@ -106,7 +106,7 @@ func (c *Controller) stateChanged(node string, before State, d Decision) {
 	switch {
 	case d.State == StateStale:
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReclaimFrozen", "Freeze",
-			"Reclaimed capacity frozen at %s: %s; nothing grows or is evicted until usage is current", d.Published, d.Why)
+			"%s; reclaimed capacity stays at %s, nothing grows or is evicted until usage is current", d.Why, d.Published)
 	case before == StateStale:
 		c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, "ReclaimResumed", "Resume",
 			"Usage is current again: reclaimed capacity follows it (%s)", d.Why)

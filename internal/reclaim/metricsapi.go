@@ -3,6 +3,7 @@ package reclaim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +24,8 @@ import (
 type MetricsAPISource struct {
 	client metricsclient.MetricsV1beta1Interface
 	pods   podLister
-	window time.Duration
+	// window is the peak's look-back, lasting the CPU eviction delay.
+	window, lasting time.Duration
 
 	began   time.Time
 	history map[string][]sample
@@ -34,20 +36,22 @@ type podLister interface {
 	Pods() []*clusterview.Pod
 }
 
-// sample is one reading of a node's online use.
+// sample is one reading of a node's online use, and of its use beyond
+// its pods (the system's).
 type sample struct {
-	at     time.Time
-	online Resources
+	at             time.Time
+	online, system Resources
 }
 
 // NewMetricsAPISource reads the metrics API of the cluster of cfg and
-// splits use into online and offline by the pods of view.
-func NewMetricsAPISource(cfg *rest.Config, view podLister, window time.Duration) (*MetricsAPISource, error) {
+// splits use into online and offline by the pods of view, over the window
+// and CPU eviction delay of s.
+func NewMetricsAPISource(cfg *rest.Config, view podLister, s Settings) (*MetricsAPISource, error) {
 	c, err := metricsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the metrics API client: %w", err)
 	}
-	return &MetricsAPISource{client: c, pods: view, window: window, history: map[string][]sample{}}, nil
+	return &MetricsAPISource{client: c, pods: view, window: s.Window, lasting: s.CPUEvictionDelay, history: map[string][]sample{}}, nil
 }
 
 // Name implements UsageSource.
@@ -70,12 +74,20 @@ func (s *MetricsAPISource) Usage(ctx context.Context, now time.Time) (map[string
 	out := map[string]Usage{}
 	for _, n := range nodes.Items {
 		at := n.Timestamp.Time
-		s.record(n.Name, sample{at: at, online: online[n.Name]}, now)
-		u := Usage{At: at, Partial: now.Sub(s.began) < s.window}
+		system := usageOf(n.Usage).Sub(all[n.Name]).NonNegative()
+		s.record(n.Name, sample{at: at, online: online[n.Name], system: system}, now)
+		u := Usage{At: at, Partial: now.Sub(s.began) < s.window, SystemKnown: true}
+		var systems []Resources
+		u.OnlineLasting = online[n.Name]
 		for _, smp := range s.history[n.Name] {
 			u.OnlinePeak = u.OnlinePeak.Max(smp.online)
+			systems = append(systems, smp.system)
+			if at.Sub(smp.at) <= s.lasting {
+				u.OnlineLasting.MilliCPU = min(u.OnlineLasting.MilliCPU, smp.online.MilliCPU)
+			}
 		}
-		u.System, u.SystemKnown = usageOf(n.Usage).Sub(all[n.Name]).NonNegative(), true
+		u.OnlineLasting.Memory = u.OnlinePeak.Memory
+		u.System = median(systems)
 		out[n.Name] = u
 	}
 	for name := range s.history {
@@ -129,4 +141,20 @@ func (s *MetricsAPISource) record(node string, smp sample, now time.Time) {
 
 func usageOf(list corev1.ResourceList) Resources {
 	return Resources{MilliCPU: list.Cpu().MilliValue(), Memory: list.Memory().Value()}
+}
+
+// median is the median of each resource over samples: the system's steady
+// use, without the spikes of a pod that shows in the node's use before its
+// own (or after).
+func median(samples []Resources) Resources {
+	if len(samples) == 0 {
+		return Resources{}
+	}
+	cpu, mem := make([]int64, len(samples)), make([]int64, len(samples))
+	for i, r := range samples {
+		cpu[i], mem[i] = r.MilliCPU, r.Memory
+	}
+	slices.Sort(cpu)
+	slices.Sort(mem)
+	return Resources{MilliCPU: cpu[len(cpu)/2], Memory: mem[len(mem)/2]}
 }

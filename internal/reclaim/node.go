@@ -8,8 +8,10 @@ type Node struct {
 	// Capacity and Allocatable are the node's cpu and memory; the
 	// difference is what the kubelet reserves for the system.
 	Capacity, Allocatable Resources
-	// Published is the batch capacity the node offers now.
-	Published Resources
+	// Published is the batch capacity the node offers now, and
+	// PublishedAt when it last changed (zero: never).
+	Published   Resources
+	PublishedAt time.Time
 	// CooldownUntil is the end of the cool-down of its last eviction.
 	CooldownUntil time.Time
 	// Pods are the offline pods bound to the node that hold reclaimed
@@ -54,6 +56,9 @@ type Usage struct {
 	// OnlinePeak is the peak over the window of what online pods (every
 	// pod that is not offline) used together.
 	OnlinePeak Resources
+	// OnlineLasting is the least they used together over the last
+	// CPUEvictionDelay: a rise that has lasted that long.
+	OnlineLasting Resources
 	// System is what the node used beyond its pods, when measured.
 	System      Resources
 	SystemKnown bool

@@ -23,18 +23,20 @@ import (
 // where Prometheus has them. Every query covers all nodes at once.
 type PrometheusSource struct {
 	api promv1.API
-	// window is the peak's look-back; rateWindow the window of rate() over
-	// the CPU counters, at least four scrape intervals.
-	window, rateWindow time.Duration
+	// window is the peak's look-back and lasting the CPU eviction delay;
+	// rateWindow is the window of rate() over the CPU counters, at least
+	// four scrape intervals.
+	window, lasting, rateWindow time.Duration
 }
 
-// NewPrometheusSource queries the Prometheus at url.
-func NewPrometheusSource(url string, window, rateWindow time.Duration) (*PrometheusSource, error) {
+// NewPrometheusSource queries the Prometheus at url for the window and
+// CPU eviction delay of s.
+func NewPrometheusSource(url string, s Settings, rateWindow time.Duration) (*PrometheusSource, error) {
 	c, err := api.NewClient(api.Config{Address: url})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus-url %q: %w", url, err)
 	}
-	return &PrometheusSource{api: promv1.NewAPI(c), window: window, rateWindow: rateWindow}, nil
+	return &PrometheusSource{api: promv1.NewAPI(c), window: s.Window, lasting: s.CPUEvictionDelay, rateWindow: rateWindow}, nil
 }
 
 // Name implements UsageSource.
@@ -61,13 +63,25 @@ func (s *PrometheusSource) Queries() map[string]string {
 	peak := func(e string) string {
 		return fmt.Sprintf("max_over_time((%s)[%s:%s])", e, model.Duration(s.window), model.Duration(step))
 	}
+	// The system's use is the node's minus its pods', two series scraped
+	// apart: a pod starting or ending shows in one before the other. The
+	// median over the window keeps the system's steady use and drops those
+	// spikes, which are no one's use.
+	typical := func(e string) string {
+		return fmt.Sprintf("quantile_over_time(0.5, (%s)[%s:%s])", e, model.Duration(s.window), model.Duration(step))
+	}
+	lasting := online(cpuByPod)
+	if s.lasting > step {
+		lasting = fmt.Sprintf("min_over_time((%s)[%s:%s])", lasting, model.Duration(s.lasting), model.Duration(step))
+	}
 	return map[string]string{
-		queryOnlineCPU:    peak(online(cpuByPod)),
-		queryOnlineMemory: peak(online(memByPod)),
-		querySystemCPU: fmt.Sprintf("clamp_min(sum by (node) (rate(node_cpu_usage_seconds_total[%s])) - (sum by (node) (rate(%s{%s}[%s])) or sum by (node) (rate(node_cpu_usage_seconds_total[%s])) * 0), 0)",
-			rw, expr.MetricCPUUsage, expr.ContainerSelector, rw, rw),
-		querySystemMemory: fmt.Sprintf("clamp_min(sum by (node) (node_memory_working_set_bytes) - (sum by (node) (%s{%s}) or sum by (node) (node_memory_working_set_bytes) * 0), 0)",
-			expr.MetricMemoryWorkingSet, expr.ContainerSelector),
+		queryOnlineCPU:        peak(online(cpuByPod)),
+		queryOnlineCPULasting: lasting,
+		queryOnlineMemory:     peak(online(memByPod)),
+		querySystemCPU: typical(fmt.Sprintf("clamp_min(sum by (node) (rate(node_cpu_usage_seconds_total[%s])) - (sum by (node) (rate(%s{%s}[%s])) or sum by (node) (rate(node_cpu_usage_seconds_total[%s])) * 0), 0)",
+			rw, expr.MetricCPUUsage, expr.ContainerSelector, rw, rw)),
+		querySystemMemory: typical(fmt.Sprintf("clamp_min(sum by (node) (node_memory_working_set_bytes) - (sum by (node) (%s{%s}) or sum by (node) (node_memory_working_set_bytes) * 0), 0)",
+			expr.MetricMemoryWorkingSet, expr.ContainerSelector)),
 		queryNewest:  `max by (node) (timestamp({__name__=~"` + expr.MetricCPUUsage + `|node_cpu_usage_seconds_total",node!=""}))`,
 		queryManager: "count(" + expr.MetricOfflinePodInfo + " or backfill_node_allocatable)",
 	}
@@ -75,12 +89,13 @@ func (s *PrometheusSource) Queries() map[string]string {
 
 // The queries of Queries.
 const (
-	queryOnlineCPU    = "online CPU peak"
-	queryOnlineMemory = "online memory peak"
-	querySystemCPU    = "system CPU"
-	querySystemMemory = "system memory"
-	queryNewest       = "newest sample"
-	queryManager      = "manager's series"
+	queryOnlineCPU        = "online CPU peak"
+	queryOnlineCPULasting = "lasting online CPU"
+	queryOnlineMemory     = "online memory peak"
+	querySystemCPU        = "system CPU"
+	querySystemMemory     = "system memory"
+	queryNewest           = "newest sample"
+	queryManager          = "manager's series"
 )
 
 // Usage implements UsageSource.
@@ -113,7 +128,10 @@ func (s *PrometheusSource) Usage(ctx context.Context, now time.Time) (map[string
 		}
 	}
 	set(queryOnlineCPU, func(u *Usage, v float64) { u.OnlinePeak.MilliCPU = int64(math.Ceil(v * 1000)) })
-	set(queryOnlineMemory, func(u *Usage, v float64) { u.OnlinePeak.Memory = int64(math.Ceil(v)) })
+	set(queryOnlineCPULasting, func(u *Usage, v float64) { u.OnlineLasting.MilliCPU = int64(math.Ceil(v * 1000)) })
+	set(queryOnlineMemory, func(u *Usage, v float64) {
+		u.OnlinePeak.Memory, u.OnlineLasting.Memory = int64(math.Ceil(v)), int64(math.Ceil(v))
+	})
 	set(querySystemCPU, func(u *Usage, v float64) { u.System.MilliCPU, u.SystemKnown = int64(math.Ceil(v*1000)), true })
 	set(querySystemMemory, func(u *Usage, v float64) { u.System.Memory, u.SystemKnown = int64(math.Ceil(v)), true })
 	return out, nil

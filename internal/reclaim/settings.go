@@ -12,6 +12,17 @@ type Settings struct {
 	// Margin is the share of a node's capacity, per resource, kept free of
 	// offline work: room for online use to rise between two decisions.
 	Margin Percents
+	// EvictionMargin is how much of the margin online use may take before
+	// offline pods are evicted (down to the target, the margin whole
+	// again): evicting at the first rise would stop training for room
+	// online pods never miss.
+	EvictionMargin Percents
+	// CPUEvictionDelay is how long online CPU use must stay high before
+	// offline pods are evicted for CPU. CPU is shared by weight: offline
+	// pods, BestEffort, yield it to online pods at once, so a burst costs
+	// them speed, not online pods latency; memory cannot be taken back, so
+	// memory evictions wait for nothing.
+	CPUEvictionDelay time.Duration
 	// Window is how far back the online peak looks: a burst keeps the
 	// reclaimed capacity down for this long after it.
 	Window time.Duration
@@ -21,8 +32,7 @@ type Settings struct {
 	// percent of the node's capacity per minute; it shrinks at once.
 	GrowthPerMinute int
 	// MinChange, in percent of the node's capacity, is the smallest change
-	// worth writing, and how far offline pods may hold more than the target
-	// before any is evicted: small moves of online use change nothing.
+	// worth writing: small moves of online use change nothing.
 	MinChange int
 	// Cooldown is how long a node that evicted offers no room to new
 	// offline pods, so that evicted work does not land back on it.
@@ -35,13 +45,15 @@ type Settings struct {
 // DefaultSettings suit a cluster scraped every 30 s.
 func DefaultSettings() Settings {
 	return Settings{
-		Margin:          Percents{CPU: 10, Memory: 20},
-		Window:          15 * time.Minute,
-		Interval:        15 * time.Second,
-		GrowthPerMinute: 10,
-		MinChange:       2,
-		Cooldown:        5 * time.Minute,
-		StaleAfter:      3 * time.Minute,
+		Margin:           Percents{CPU: 10, Memory: 20},
+		EvictionMargin:   Percents{CPU: 5, Memory: 5},
+		CPUEvictionDelay: 10 * time.Minute,
+		Window:           15 * time.Minute,
+		Interval:         15 * time.Second,
+		GrowthPerMinute:  10,
+		MinChange:        2,
+		Cooldown:         5 * time.Minute,
+		StaleAfter:       3 * time.Minute,
 	}
 }
 
@@ -53,6 +65,15 @@ func (s Settings) Validate() error {
 	}
 	if s.Margin.Memory < 0 || s.Margin.Memory > 99 {
 		errs = append(errs, fmt.Errorf("--reclaim-memory-margin=%d: must be a percent of a node's capacity from 0 to 99", s.Margin.Memory))
+	}
+	if s.EvictionMargin.CPU < 0 || s.EvictionMargin.CPU > s.Margin.CPU {
+		errs = append(errs, fmt.Errorf("--reclaim-cpu-eviction-margin=%d: must be from 0 to --reclaim-cpu-margin (%d)", s.EvictionMargin.CPU, s.Margin.CPU))
+	}
+	if s.EvictionMargin.Memory < 0 || s.EvictionMargin.Memory > s.Margin.Memory {
+		errs = append(errs, fmt.Errorf("--reclaim-memory-eviction-margin=%d: must be from 0 to --reclaim-memory-margin (%d)", s.EvictionMargin.Memory, s.Margin.Memory))
+	}
+	if s.CPUEvictionDelay < 0 || s.CPUEvictionDelay > s.Window {
+		errs = append(errs, fmt.Errorf("--reclaim-cpu-eviction-delay=%v: must be from 0 to --reclaim-window (%v)", s.CPUEvictionDelay, s.Window))
 	}
 	if s.Interval <= 0 {
 		errs = append(errs, fmt.Errorf("--reclaim-interval=%v: must be positive, e.g. 15s", s.Interval))

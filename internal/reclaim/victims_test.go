@@ -12,7 +12,9 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func ago(d time.Duration) time.Time { return now.Add(-d) }
 
 // cpu is milli-CPU and memory in GiB.
-func res(milliCPU int64, gib int64) Resources { return Resources{MilliCPU: milliCPU, Memory: gib << 30} }
+func res(milliCPU int64, gib int64) Resources {
+	return Resources{MilliCPU: milliCPU, Memory: gib << 30}
+}
 
 // single is a one-replica job's pod that started ago.
 func single(name string, batch Resources, started time.Duration) Pod {

@@ -39,7 +39,10 @@ func (b *backfill) cpuCap(*node, int) float64 { return math.Inf(1) }
 // to now. Evictions take effect at once, so no pod is ever terminating.
 func (b *backfill) control(n *node, t int) []*replica {
 	now := clock(t + 1)
-	d := reclaim.Decide(b.node(n), b.usage(n, t, now), b.settings, now, b.settings.Interval)
+	d := reclaim.Decide(b.node(n), b.usage(n, t, now), b.settings, now)
+	if d.Published != n.published {
+		n.publishedAt = now
+	}
 	n.published, n.cooldownUntil = d.Published, d.CooldownUntil
 	victims := make([]*replica, 0, len(d.Evict))
 	for _, p := range d.Evict {
@@ -59,17 +62,18 @@ func (b *backfill) node(n *node) reclaim.Node {
 			Batch: r.job.batch, Started: clock(r.job.started), Job: &r.job.risk})
 	}
 	return reclaim.Node{Name: n.name, Capacity: b.spec.capacity.exact(), Allocatable: b.spec.allocatable().exact(),
-		Published: n.published, CooldownUntil: n.cooldownUntil, Pods: b.pods}
+		Published: n.published, PublishedAt: n.publishedAt, CooldownUntil: n.cooldownUntil, Pods: b.pods}
 }
 
 // usage is what a usage source would report at now: the peak of the
-// online pods' use over the window, the system's use, and whether the
-// history covers the window yet.
+// online pods' use over the window, the least over the CPU eviction
+// delay, the system's use, and whether the history covers the window yet.
 func (b *backfill) usage(n *node, t int, now time.Time) *reclaim.Usage {
 	window := int(b.settings.Window / time.Minute)
 	return &reclaim.Usage{
-		OnlinePeak: b.traces.peak(n.index, t, window).exact(),
-		System:     b.spec.system.exact(), SystemKnown: true,
+		OnlinePeak:    b.traces.peak(n.index, t, window).exact(),
+		OnlineLasting: b.traces.least(n.index, t, int(b.settings.CPUEvictionDelay/time.Minute)).exact(),
+		System:        b.spec.system.exact(), SystemKnown: true,
 		At: now, Partial: t+1 < window,
 	}
 }

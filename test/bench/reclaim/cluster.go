@@ -18,9 +18,11 @@ type node struct {
 	// held is what its replicas request.
 	held reclaim.Resources
 	// published is the batch capacity the node offers (reclaiming
-	// policies), cooldownUntil the end of backfill's cool-down, and
-	// writtenAt the minute Koordinator last wrote it.
+	// policies), publishedAt when backfill last changed it,
+	// cooldownUntil the end of backfill's cool-down, and writtenAt the
+	// minute Koordinator last wrote it.
 	published     reclaim.Resources
+	publishedAt   time.Time
 	cooldownUntil time.Time
 	writtenAt     int
 }

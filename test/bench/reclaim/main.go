@@ -48,7 +48,10 @@ func parseFlags() config {
 	flag.IntVar(&s.Margin.Memory, "reclaim-memory-margin", s.Margin.Memory, "backfill: percent of a node's memory kept free of offline work")
 	flag.DurationVar(&s.Window, "reclaim-window", s.Window, "backfill: how far back the online peak looks (whole minutes)")
 	flag.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "backfill: growth of the published capacity, percent of capacity a minute")
-	flag.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "backfill: smallest change written, and tolerance before evicting, percent of capacity")
+	flag.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "backfill: smallest change of the published capacity written, percent of capacity")
+	flag.IntVar(&s.EvictionMargin.CPU, "reclaim-cpu-eviction-margin", s.EvictionMargin.CPU, "backfill: percent of a node's CPU online pods may take of the margin before offline pods are evicted")
+	flag.IntVar(&s.EvictionMargin.Memory, "reclaim-memory-eviction-margin", s.EvictionMargin.Memory, "backfill: percent of a node's memory online pods may take of the margin before offline pods are evicted")
+	flag.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "backfill: how long online CPU must stay high before evictions for CPU (whole minutes)")
 	flag.DurationVar(&s.Cooldown, "reclaim-cooldown", s.Cooldown, "backfill: how long a node that evicted offers no room")
 	flag.Parse()
 	return cfg

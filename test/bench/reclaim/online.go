@@ -123,6 +123,16 @@ func (tr *traces) peak(i, t, window int) resources {
 	return p
 }
 
+// least is node i's least online demand over the span minutes up to and
+// including minute t (at least that minute).
+func (tr *traces) least(i, t, span int) resources {
+	l := tr.at(i, t)
+	for m := max(0, t-span+1); m < t; m++ {
+		l.cpu, l.memory = min(l.cpu, tr.cpu[i][m]), min(l.memory, tr.memory[i][m])
+	}
+	return l
+}
+
 // average is node i's mean online demand over the window minutes up to and
 // including minute t.
 func (tr *traces) average(i, t, window int) resources {

@@ -116,8 +116,8 @@ func TestBackfillEvictsWhatDecideChooses(t *testing.T) {
 	n := c.nodes[0]
 	big := gangOn(c, resources{cpu: 20, memory: 8}, 1e6, 0)
 	n.published = n.held
-	for m := 15; m < 30; m++ {
-		tr.cpu[0][m] = 16 // online doubles: the target falls below what is held
+	for m := 5; m < 30; m++ {
+		tr.cpu[0][m] = 16 // online doubles for longer than the CPU eviction delay: the target falls below what is held
 	}
 	victims := b.control(n, 20)
 	if len(victims) != 1 || victims[0].job != big {

@@ -34,7 +34,9 @@ func TestReclaimSourceReadsOnlineUseFromMetricsAPI(t *testing.T) {
 	eventually(t, "online peaks from the metrics API", func(ctx context.Context) error {
 		// A new source each time: its peak is the maximum over every
 		// reading, which must not keep one from before all pods showed.
-		source, err := reclaim.NewMetricsAPISource(apiServer.Env.Config, view, time.Minute)
+		settings := reclaim.DefaultSettings()
+		settings.Window = time.Minute
+		source, err := reclaim.NewMetricsAPISource(apiServer.Env.Config, view, settings)
 		if err != nil {
 			return err
 		}
