@@ -56,7 +56,7 @@ func newDevUpCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	addStateDirFlag(cmd, &opts.StateDir)
-	f.BoolVar(&detach, "detach", false, "Return once the cluster is ready and leave it running; stop it with `backfill dev down`.")
+	f.BoolVar(&detach, "detach", false, "Return once the cluster is ready and leave it running; stop it with 'backfill dev down'.")
 	f.StringVar(&opts.BinDir, "bin-dir", "", "Directory of the built tools (default: bin/ of the backfill checkout around the working directory).")
 	f.IntVar(&opts.CPUNodes, "cpu-nodes", opts.CPUNodes, "Number of simulated CPU nodes.")
 	f.IntVar(&opts.GPUNodes, "gpu-nodes", opts.GPUNodes, "Number of simulated GPU nodes.")
@@ -64,7 +64,8 @@ func newDevUpCommand() *cobra.Command {
 	f.StringVar(&opts.NodeCPU, "node-cpu", opts.NodeCPU, "CPU of each node.")
 	f.StringVar(&opts.NodeMemory, "node-memory", opts.NodeMemory, "Memory of each node.")
 	f.DurationVar(&opts.TrainingDuration, "training-duration", opts.TrainingDuration, "How long a simulated training replica runs before it exits 0.")
-	f.BoolVar(&opts.Demo, "demo", opts.Demo, "Load the online service and the example TFJobs.")
+	f.BoolVar(&opts.Demo, "demo", opts.Demo, "Load the online service, whose use follows a compressed day, the example TFJobs, and a backlog of CPU training jobs that keeps arriving.")
+	f.DurationVar(&opts.DayLength, "day", opts.DayLength, "How long one day of the demo's online service lasts: its use rises to a peak in the afternoon and falls at night, and reclaimed capacity follows.")
 	f.BoolVar(&opts.Gang, "gang", opts.Gang, "Turn on Kubernetes' gang scheduling (GenericWorkload), so that distributed TFJobs start all their pods or none.")
 	f.BoolVar(&opts.Manager, "manager", opts.Manager, "Run the backfill manager in the cluster; with --manager=false start it yourself: backfill manager --kubeconfig <the printed kubeconfig> (Prometheus scrapes its default metrics port, 8080).")
 	f.BoolVar(&opts.RestartComponents, "restart-components", opts.RestartComponents, "Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler or Prometheus again when it exits, with the same arguments and data (at most 5 times a minute each), instead of stopping the cluster.")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,11 @@ type Cluster struct {
 	stopManager context.CancelFunc
 	managerDone chan error
 	stopSim     context.CancelFunc
+	// promAddr is Prometheus's address (prometheusAddress).
+	promAddr string
+	// day is the demo's compressed day; stopDemo ends it.
+	day      clock
+	stopDemo context.CancelFunc
 }
 
 // Up starts the local cluster and returns once every part is ready. It
@@ -91,6 +97,12 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 		{"the backfill manager", c.startManager},
 		{"the simulated GPU exporter", c.startGPUSim},
 		{"Prometheus", c.startPrometheus},
+	}
+	if opts.Manager {
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context) error
+		}{"reclaimed capacity on every node", c.waitForReclaimedCapacity})
 	}
 	if opts.Demo {
 		steps = append(steps, struct {
@@ -217,17 +229,20 @@ func (c *Cluster) startManager(ctx context.Context) error {
 	sctx, stopSim := context.WithCancel(context.Background())
 	c.stopSim = stopSim
 	go simulateTraining(sctx, c.config, c.opts.TrainingDuration, filepath.Join(c.opts.StateDir, "kwok", "podlogs"))
+	c.state.ManagerFlags, c.state.ManagersFile = c.ManagerFlags(), c.managersFile()
 	if !c.opts.Manager {
-		fmt.Fprintf(c.out, "No manager runs in the cluster (--manager=false): start one with `backfill manager --kubeconfig %s`\n", c.cp.kubeconfig)
-		return nil
+		fmt.Fprintf(c.out, "No manager runs in the cluster (--manager=false): start one with `backfill manager --kubeconfig %s %s`\n",
+			c.cp.kubeconfig, strings.Join(c.ManagerFlags(), " "))
+		return writeManagerTargets(c.managersFile(), []string{externalManagerMetrics})
 	}
 	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
 	}
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress = loopback(port[0])
-	opts.HealthAddress = "0"
+	opts := c.managerOptions(loopback(port[0]))
+	if err := writeManagerTargets(c.managersFile(), []string{opts.MetricsAddress}); err != nil {
+		return err
+	}
 	mctx, cancel := context.WithCancel(context.Background())
 	c.stopManager, c.managerDone = cancel, make(chan error, 1)
 	go func() { c.managerDone <- manager.RunWithConfig(mctx, c.config, opts) }()
@@ -238,14 +253,6 @@ func (c *Cluster) startManager(ctx context.Context) error {
 // externalManagerMetrics is where `backfill manager` serves its metrics by
 // default; Prometheus looks there when no manager runs in the cluster.
 const externalManagerMetrics = "127.0.0.1:8080"
-
-// managerMetricsAddress is the manager's metrics address for Prometheus.
-func (c *Cluster) managerMetricsAddress() string {
-	if addr := c.componentAddress("backfill-manager"); addr != "" {
-		return addr
-	}
-	return externalManagerMetrics
-}
 
 func (c *Cluster) startGPUSim(ctx context.Context) error {
 	port, err := process.FreePorts(1)
@@ -281,6 +288,9 @@ func (c *Cluster) Stop() []error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, srv.Shutdown(ctx))
 		cancel()
+	}
+	if c.stopDemo != nil {
+		c.stopDemo()
 	}
 	if c.stopSim != nil {
 		c.stopSim()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,7 +51,20 @@ func (c *Cluster) loadDemo(ctx context.Context) error {
 		}
 		fmt.Fprintf(c.out, "  applied %s (%s %s/%s)\n", file, strings.ToLower(obj.GetKind()), obj.GetNamespace(), obj.GetName())
 	}
+	c.startDay()
 	return nil
+}
+
+// startDay sets the online service's use going through its compressed
+// day, from midnight, and the backlog of training jobs arriving.
+func (c *Cluster) startDay() {
+	c.day = clock{start: time.Now(), dayLength: c.opts.DayLength}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopDemo = cancel
+	go runOnlineDay(ctx, c.client, c.day)
+	go runBacklog(ctx, c.client, c.day)
+	fmt.Fprintf(c.out, "  the online service's day runs in %v (an hour every %v); CPU training jobs keep arriving (label %s)\n",
+		c.opts.DayLength, c.opts.DayLength/24, BacklogLabel)
 }
 
 // ensureNamespace creates a namespace unless it exists, and waits for its

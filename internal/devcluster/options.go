@@ -26,6 +26,10 @@ type Options struct {
 	// TrainingDuration is how long a simulated training replica runs
 	// before it exits 0.
 	TrainingDuration time.Duration
+	// DayLength is how long a day of the demo's online service lasts: its
+	// use follows a diurnal curve compressed into it, and a backlog of
+	// training jobs fills what it leaves idle.
+	DayLength time.Duration
 	// Demo loads the online service and the example TFJobs.
 	Demo bool
 	// Gang turns on Kubernetes' gang scheduling (the GenericWorkload
@@ -52,6 +56,7 @@ func DefaultOptions() Options {
 		NodeMemory:       "64Gi",
 		GPUsPerNode:      8,
 		TrainingDuration: 3 * time.Minute,
+		DayLength:        24 * time.Minute,
 		Demo:             true,
 		Gang:             true,
 		Manager:          true,
@@ -86,6 +91,9 @@ func (o Options) Validate() error {
 	}
 	if o.GPUsPerNode < 1 || o.GPUsPerNode > 16 {
 		return fmt.Errorf("--gpus-per-node=%d: must be 1 to 16", o.GPUsPerNode)
+	}
+	if o.DayLength < 2*time.Minute || o.DayLength > 48*time.Hour {
+		return fmt.Errorf("--day=%v: must be from 2m to 48h, e.g. 24m for an hour of the online service's day per minute", o.DayLength)
 	}
 	if o.TrainingDuration < time.Second {
 		return fmt.Errorf("--training-duration=%v: must be at least 1s", o.TrainingDuration)

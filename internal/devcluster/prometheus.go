@@ -13,17 +13,13 @@ import (
 // startPrometheus runs Prometheus on loopback, scraping the manager,
 // kwok's kubelet-style endpoint of every node and the GPU simulator.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
-	port, err := process.FreePorts(1)
-	if err != nil {
-		return err
-	}
-	addr := loopback(port[0])
+	addr := c.prometheusAddress()
 	cfg, err := promconfig.Config(promconfig.Targets{
-		Manager:    c.managerMetricsAddress(),
-		Kwok:       c.kwok.Address(),
-		Nodes:      c.nodeNames(),
-		GPUSim:     c.componentAddress("gpu-exporter-simulator"),
-		Prometheus: addr,
+		ManagersFile: c.managersFile(),
+		Kwok:         c.kwok.Address(),
+		Nodes:        c.nodeNames(),
+		GPUSim:       c.componentAddress("gpu-exporter-simulator"),
+		Prometheus:   addr,
 	})
 	if err != nil {
 		return err
@@ -47,6 +43,48 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 	}
 	c.state.Prometheus = "http://" + addr
 	return waitHTTP(ctx, c.state.Prometheus+"/-/ready", time.Minute)
+}
+
+// managersFile lists the metrics addresses of the managers Prometheus
+// scrapes; `dev` writes it (writeManagerTargets) and anyone who starts
+// managers by hand may rewrite it.
+func (c *Cluster) managersFile() string {
+	return filepath.Join(c.opts.StateDir, "prometheus", "managers.json")
+}
+
+// writeManagerTargets names the managers Prometheus scrapes, replacing
+// the file whole so that Prometheus never reads half of it.
+func writeManagerTargets(file string, addrs []string) error {
+	data, err := promconfig.ManagerTargets(addrs)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// WriteManagerTargets makes the Prometheus of the cluster recorded in
+// state scrape the managers at addrs (host:port each), e.g. managers a
+// test runs by hand next to a cluster started with --manager=false.
+func WriteManagerTargets(state *State, addrs []string) error {
+	return writeManagerTargets(state.ManagersFile, addrs)
+}
+
+// prometheusAddress is where Prometheus listens, chosen once: the manager,
+// which starts first, reads usage from it.
+func (c *Cluster) prometheusAddress() string {
+	if c.promAddr == "" {
+		if ports, err := process.FreePorts(1); err == nil {
+			c.promAddr = loopback(ports[0])
+		}
+	}
+	return c.promAddr
 }
 
 // componentAddress is the recorded address of a component.

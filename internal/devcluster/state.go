@@ -15,13 +15,19 @@ import (
 // processes to stop.
 type State struct {
 	// PID is the process of `dev up` that supervises everything.
-	PID        int         `json:"pid"`
-	Ready      bool        `json:"ready"`
-	StartedAt  time.Time   `json:"startedAt"`
-	Kubeconfig string      `json:"kubeconfig"`
-	Server     string      `json:"server"`
-	Prometheus string      `json:"prometheusURL"`
-	Components []Component `json:"components"`
+	PID        int       `json:"pid"`
+	Ready      bool      `json:"ready"`
+	StartedAt  time.Time `json:"startedAt"`
+	Kubeconfig string    `json:"kubeconfig"`
+	Server     string    `json:"server"`
+	Prometheus string    `json:"prometheusURL"`
+	// ManagerFlags are the flags a manager started by hand needs for the
+	// cluster's reclaimed capacity (with --manager=false), and
+	// ManagersFile the file naming the managers Prometheus scrapes
+	// (WriteManagerTargets).
+	ManagerFlags []string    `json:"managerFlags,omitempty"`
+	ManagersFile string      `json:"managersFile,omitempty"`
+	Components   []Component `json:"components"`
 }
 
 // Component is one server of the cluster.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // Summary is one frame of the live view of `dev up`: what runs where, and
@@ -36,6 +37,7 @@ func (c *Cluster) Summary(ctx context.Context) (string, error) {
 	var b strings.Builder
 	ready, gpus := 0, int64(0)
 	cpuTotal := resource.Quantity{}
+	var published colocation.Resources
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		if nodeReady(n) {
@@ -44,6 +46,7 @@ func (c *Cluster) Summary(ctx context.Context) (string, error) {
 		cpuTotal.Add(n.Status.Allocatable[corev1.ResourceCPU])
 		q := n.Status.Allocatable[gpuResource]
 		gpus += q.Value()
+		published = published.Add(colocation.BatchOf(n.Status.Allocatable))
 	}
 	req := map[string]*tierUse{"online": {}, "offline": {}}
 	for i := range pods.Items {
@@ -55,11 +58,17 @@ func (c *Cluster) Summary(ctx context.Context) (string, error) {
 	}
 	used := c.usedCPUByTier(ctx, pods.Items)
 
-	fmt.Fprintf(&b, "%s  nodes %d/%d Ready, %s CPU, %d GPUs\n", time.Now().Format("15:04:05"), ready, len(nodes.Items), cpuTotal.String(), gpus)
+	now := time.Now()
+	fmt.Fprintf(&b, "%s  nodes %d/%d Ready, %s CPU, %d GPUs\n", now.Format("15:04:05"), ready, len(nodes.Items), cpuTotal.String(), gpus)
+	if c.day.dayLength > 0 {
+		fmt.Fprintf(&b, "  online service's day: %s\n", c.day.at(now))
+	}
 	for _, tier := range []string{"online", "offline"} {
 		u := req[tier]
-		fmt.Fprintf(&b, "  %-8s %3d pods  requests %6.1f CPU  %4d GPUs  uses %s CPU\n", tier, u.pods, u.cpu, u.gpus, used[tier])
+		fmt.Fprintf(&b, "  %-8s %3d pods  requests %5.1f CPU + %5.1f reclaimed CPU  %3d GPUs  uses %s CPU\n", tier, u.pods, u.cpu, u.batchCPU, u.gpus, used[tier])
 	}
+	fmt.Fprintf(&b, "  reclaimed capacity: %.1f CPU offered on the nodes, %.1f held by offline pods\n",
+		float64(published.MilliCPU)/1000, req["offline"].batchCPU)
 	fmt.Fprintf(&b, "  TFJobs   %s\n", phases(jobs.Items))
 	fmt.Fprintf(&b, "  Prometheus %s   export KUBECONFIG=%s\n", c.state.Prometheus, c.state.Kubeconfig)
 	return b.String(), nil
@@ -69,26 +78,25 @@ const gpuResource corev1.ResourceName = "nvidia.com/gpu"
 
 // tierUse sums what the pods of a tier request.
 type tierUse struct {
-	pods int
-	cpu  float64
-	gpus int64
+	pods          int
+	cpu, batchCPU float64
+	gpus          int64
 }
 
 func (t *tierUse) add(p *corev1.Pod) {
 	t.pods++
 	for _, c := range p.Spec.Containers {
 		t.cpu += c.Resources.Requests.Cpu().AsApproximateFloat64()
+		t.batchCPU += float64(colocation.BatchOf(c.Resources.Requests).MilliCPU) / 1000
 		q := c.Resources.Requests[gpuResource]
 		t.gpus += q.Value()
 	}
 }
 
-// tierOf: a pod of a TFJob is offline, every other pod online.
+// tierOf is the manager's own tier of a pod: offline if a TFJob controls
+// it, it has the offline PriorityClass or the offline label.
 func tierOf(p *corev1.Pod) string {
-	if p.Labels[kubeflowv1.OperatorNameLabel] == kubeflowv1.OperatorName {
-		return "offline"
-	}
-	return "online"
+	return string(colocation.PodTier(p, colocation.DefaultOfflinePriorityClass))
 }
 
 // phases counts jobs by their state, the last condition.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -14,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 )
 
@@ -21,7 +23,8 @@ import (
 // the example TFJobs apply unchanged, so their pods carry no simulation
 // hints. It gives every training pod that lacks them how long it runs
 // (parameter servers run until they are stopped, as in real life) and
-// how much CPU and memory it uses: what it requested. It also writes what
+// how much CPU and memory it uses: what it requested, of cpu and memory or
+// of reclaimed capacity. It also writes what
 // each pod's container prints into logDir, for `kubectl logs`. It looks
 // once a second, which is plenty for a simulation.
 func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duration, logDir string) {
@@ -85,16 +88,22 @@ func simulationHints(pod *corev1.Pod, runFor time.Duration) map[string]string {
 	return hints
 }
 
-// requests are the CPU and memory the tensorflow container asks for.
+// requests are the CPU and memory the tensorflow container asks for, as
+// cpu and memory or as reclaimed capacity (milli-CPU and bytes).
 func requests(pod *corev1.Pod) (cpu, mem string) {
 	for _, c := range pod.Spec.Containers {
 		if c.Name != kubeflowv1.ContainerName {
 			continue
 		}
-		if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		r := c.Resources.Requests
+		if q, ok := r[corev1.ResourceCPU]; ok {
 			cpu = q.String()
+		} else if q, ok := r[colocation.ResourceBatchCPU]; ok {
+			cpu = resource.NewMilliQuantity(q.Value(), resource.DecimalSI).String()
 		}
-		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+		if q, ok := r[corev1.ResourceMemory]; ok {
+			mem = q.String()
+		} else if q, ok := r[colocation.ResourceBatchMemory]; ok {
 			mem = q.String()
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,8 +31,10 @@ import (
 // what a newcomer is promised: every component healthy, the nodes Ready
 // with their capacity, the demo TFJobs finishing, Prometheus holding the
 // manager's metrics, container CPU use and the GPU simulator's series with
-// no target down; a second `dev up` refused; `dev down` leaving no process
-// and no listening port behind.
+// no target down, the metrics API serving `kubectl top`, the online
+// service's compressed day (training above what priority alone allows by
+// night, evictions at the peak); a second `dev up` refused; `dev down`
+// leaving no process and no listening port behind.
 func TestDevCluster(t *testing.T) {
 	stateDir := t.TempDir()
 	dev := func(args ...string) (string, error) {
@@ -40,7 +43,8 @@ func TestDevCluster(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := dev("up", "--detach", "--bin-dir", framework.BinDir(), "--training-duration", "20s"); err != nil {
+	started := time.Now()
+	if out, err := dev("up", "--detach", "--bin-dir", framework.BinDir(), "--training-duration", "20s", "--day", demoDay.String()); err != nil {
 		t.Fatalf("dev up --detach: %v\n%s", err, out)
 	}
 	state, err := devcluster.ReadState(stateDir)
@@ -76,6 +80,8 @@ func TestDevCluster(t *testing.T) {
 		waitQueryPositive(t, prom, what, query)
 	}
 	checkTargetsUp(t, prom)
+	checkKubectlTop(t, state.Kubeconfig)
+	checkCompressedDay(t, prom, started)
 
 	if out, err := dev("down"); err != nil {
 		t.Fatalf("dev down: %v\n%s", err, out)
@@ -91,6 +97,22 @@ func TestDevCluster(t *testing.T) {
 	}
 	if out, err := dev("status"); err == nil {
 		t.Errorf("dev status after dev down succeeded:\n%s", out)
+	}
+}
+
+// checkKubectlTop: the metrics API answers `kubectl top nodes` with every
+// node, as on a cluster with metrics-server.
+func checkKubectlTop(t *testing.T, kubeconfig string) {
+	t.Helper()
+	var out []byte
+	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cmd := exec.CommandContext(ctx, filepath.Join(framework.BinDir(), "kubectl"), "top", "nodes", "--no-headers", "--kubeconfig", kubeconfig)
+		var err error
+		out, err = cmd.CombinedOutput()
+		return err == nil && strings.Count(strings.TrimSpace(string(out)), "\n")+1 == 5 && !strings.Contains(string(out), "unknown"), nil
+	})
+	if err != nil {
+		t.Errorf("kubectl top nodes: %v\n%s", err, out)
 	}
 }
 

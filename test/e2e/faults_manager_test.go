@@ -20,6 +20,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/backfill-dev/backfill/internal/devcluster"
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
 	"github.com/backfill-dev/backfill/test/framework"
 )
@@ -40,6 +41,7 @@ type managerProc struct {
 type managers struct {
 	t          *testing.T
 	kubeconfig string
+	state      *devcluster.State
 	logDir     string
 	flags      []string
 
@@ -57,7 +59,7 @@ type managers struct {
 // stopped when the test ends.
 func startManagers(t *testing.T, dc *devCluster, n int, flags ...string) *managers {
 	t.Helper()
-	m := &managers{t: t, kubeconfig: dc.state.Kubeconfig, logDir: filepath.Join(dc.stateDir, "logs"), flags: flags, slots: make([]*managerProc, n)}
+	m := &managers{t: t, kubeconfig: dc.state.Kubeconfig, state: dc.state, logDir: filepath.Join(dc.stateDir, "logs"), flags: flags, slots: make([]*managerProc, n)}
 	t.Cleanup(m.stop)
 	for slot := range n {
 		if err := m.start(slot); err != nil {
@@ -78,10 +80,12 @@ func (m *managers) start(slot int) error {
 		ports[i] = p
 	}
 	metrics := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	args := append([]string{"manager", "--kubeconfig", m.kubeconfig,
+	// The cluster's reclaim flags first: usage from its Prometheus, which
+	// scrapes every manager of the slots (scrapeManagers).
+	args := append(append([]string{"manager", "--kubeconfig", m.kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--health-probe-bind-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
-		"--log-format", "text"}, m.flags...)
+		"--log-format", "text"}, m.state.ManagerFlags...), m.flags...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopping {
@@ -93,10 +97,26 @@ func (m *managers) start(slot int) error {
 	}
 	mp := &managerProc{slot: slot, proc: proc, metrics: metrics}
 	m.slots[slot] = mp
+	if err := m.scrapeManagers(); err != nil {
+		return err
+	}
 	m.starts++
 	m.wg.Add(1)
 	go m.restartIfExited(mp)
 	return nil
+}
+
+// scrapeManagers makes the cluster's Prometheus scrape the managers of
+// every slot, whose leader exports what reclaimed capacity reads; called
+// with m.mu held.
+func (m *managers) scrapeManagers() error {
+	var addrs []string
+	for _, mp := range m.slots {
+		if mp != nil {
+			addrs = append(addrs, mp.metrics)
+		}
+	}
+	return devcluster.WriteManagerTargets(m.state, addrs)
 }
 
 // restartIfExited starts a slot again when its process exits on its own.

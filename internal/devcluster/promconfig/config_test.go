@@ -10,11 +10,11 @@ import (
 
 func validTargets() Targets {
 	return Targets{
-		Manager:    "127.0.0.1:8080",
-		Kwok:       "127.0.0.1:10247",
-		Nodes:      []string{"gpu-node-1", "gpu-node-0"},
-		GPUSim:     "127.0.0.1:9400",
-		Prometheus: "127.0.0.1:9090",
+		ManagersFile: "/state/prometheus/managers.json",
+		Kwok:         "127.0.0.1:10247",
+		Nodes:        []string{"gpu-node-1", "gpu-node-0"},
+		GPUSim:       "127.0.0.1:9400",
+		Prometheus:   "127.0.0.1:9090",
 	}
 }
 
@@ -33,9 +33,9 @@ global:
 scrape_configs:
 - job_name: backfill-manager
   honor_labels: true
-  static_configs:
-  - targets: ["127.0.0.1:8080"]
-    labels: {namespace: backfill-system, pod: backfill-manager, service: backfill-manager-metrics, container: manager, endpoint: metrics}
+  file_sd_configs:
+  - files: [/state/prometheus/managers.json]
+    refresh_interval: 5s
 - job_name: kubelet-resource
   honor_labels: true
   static_configs:
@@ -98,7 +98,7 @@ func TestConfigRejectsBadTargets(t *testing.T) {
 		wantErr string
 	}{
 		"missing manager address": {
-			mutate: func(t *Targets) { t.Manager = "" }, wantErr: "Manager address",
+			mutate: func(t *Targets) { t.ManagersFile = "" }, wantErr: "ManagersFile is empty",
 		},
 		"a URL instead of host:port": {
 			mutate: func(t *Targets) { t.GPUSim = "http://127.0.0.1:9400" }, wantErr: "GPUSim address",
@@ -138,4 +138,19 @@ func decode(t *testing.T, data []byte) any {
 		t.Fatalf("decoding YAML: %v\n%s", err, data)
 	}
 	return v
+}
+
+func TestManagerTargets(t *testing.T) {
+	got, err := ManagerTargets([]string{"127.0.0.1:8080", "127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"targets": ["127.0.0.1:8080", "127.0.0.1:8081"],
+  "labels": {"namespace": "backfill-system", "pod": "backfill-manager", "service": "backfill-manager-metrics", "container": "manager", "endpoint": "metrics"}}]`
+	if diff := cmp.Diff(decode(t, []byte(want)), decode(t, got)); diff != "" {
+		t.Errorf("managers file (-want +got):\n%s", diff)
+	}
+	if _, err := ManagerTargets([]string{"nowhere"}); err == nil {
+		t.Error("an address without a port: no error")
+	}
 }

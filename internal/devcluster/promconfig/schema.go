@@ -21,9 +21,18 @@ type scrapeConfig struct {
 	// each job is visible in the file.
 	HonorLabels   bool           `json:"honor_labels"`
 	MetricsPath   string         `json:"metrics_path,omitempty"`
-	StaticConfigs []staticConfig `json:"static_configs"`
+	StaticConfigs []staticConfig `json:"static_configs,omitempty"`
+	FileSDConfigs []fileSDConfig `json:"file_sd_configs,omitempty"`
 }
 
+// fileSDConfig reads targets from files, which Prometheus watches.
+type fileSDConfig struct {
+	Files           []string `json:"files"`
+	RefreshInterval string   `json:"refresh_interval"`
+}
+
+// staticConfig is a target group, as in static_configs and in the files
+// of file_sd_configs.
 type staticConfig struct {
 	Targets []string          `json:"targets"`
 	Labels  map[string]string `json:"labels,omitempty"`

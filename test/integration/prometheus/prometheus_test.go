@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,11 +62,11 @@ func TestPrometheusScrapesGPUSim(t *testing.T) {
 	sim := startGPUSim(t, oneTrainingPod())
 	addr := freeAddr(t)
 	config, err := promconfig.Config(promconfig.Targets{
-		Manager:    freeAddr(t), // nothing listens: these targets are down, which this test ignores
-		Kwok:       freeAddr(t),
-		Nodes:      []string{"gpu-node-0"},
-		GPUSim:     sim,
-		Prometheus: addr,
+		ManagersFile: filepath.Join(t.TempDir(), "managers.json"), // no file: no manager target, which this test ignores
+		Kwok:         freeAddr(t),
+		Nodes:        []string{"gpu-node-0"},
+		GPUSim:       sim,
+		Prometheus:   addr,
 	})
 	if err != nil {
 		t.Fatalf("Generating the configuration: %v", err)

@@ -1,0 +1,82 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/reclaim"
+)
+
+// devPrometheusRateWindow is four of the local Prometheus's 5 s scrapes.
+const devPrometheusRateWindow = 20 * time.Second
+
+// reclaimSettings fit the local cluster's compressed day, where an hour
+// of the online service's day passes in DayLength/24: the online peak
+// looks back two such hours, a node that evicted rests one, CPU evictions
+// wait ten minutes of it, and capacity can grow to full within one. Usage comes from the local Prometheus,
+// scraped every 5 s.
+func (o Options) reclaimSettings() reclaim.Settings {
+	hour := o.DayLength / 24
+	s := reclaim.DefaultSettings()
+	s.Interval = 5 * time.Second
+	s.Window = max(2*hour, 30*time.Second)
+	s.Cooldown = max(hour, 15*time.Second)
+	s.CPUEvictionDelay = max(hour/6, 15*time.Second)
+	s.StaleAfter = 30 * time.Second
+	s.GrowthPerMinute = max(int(100*time.Minute/max(hour, time.Second)), 10)
+	return s
+}
+
+// managerOptions are the options of the manager the local cluster runs
+// (or tells the user to run): reclaimed capacity from its Prometheus,
+// and leader election, so that its Lease shows it runs.
+func (c *Cluster) managerOptions(metricsAddress string) manager.Options {
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress = metricsAddress
+	opts.HealthAddress = "0"
+	opts.LeaderElect = true
+	opts.LeaderElectionNamespace = "kube-system"
+	opts.UsageSource = manager.UsageSourcePrometheus
+	opts.PrometheusURL = "http://" + c.prometheusAddress()
+	opts.PrometheusRateWindow = devPrometheusRateWindow
+	opts.ReclaimSettings = c.opts.reclaimSettings()
+	return opts
+}
+
+// waitForReclaimedCapacity waits until every node offers reclaimed
+// capacity, so that training submitted once `dev up` returns finds room.
+func (c *Cluster) waitForReclaimedCapacity(ctx context.Context) error {
+	return poll(ctx, "every node to publish reclaimed capacity", func(ctx context.Context) (bool, error) {
+		var nodes corev1.NodeList
+		if err := c.client.List(ctx, &nodes); err != nil {
+			return false, err
+		}
+		for _, n := range nodes.Items {
+			if colocation.BatchOf(n.Status.Allocatable).MilliCPU == 0 {
+				return false, nil
+			}
+		}
+		return len(nodes.Items) > 0, nil
+	})
+}
+
+// ManagerFlags are the flags of `backfill manager` that give a manager
+// started by hand (--manager=false) the local cluster's reclaim settings;
+// Prometheus scrapes it at 127.0.0.1:8080, or wherever ManagersFile says.
+func (c *Cluster) ManagerFlags() []string {
+	o := c.managerOptions("")
+	s := o.ReclaimSettings
+	return []string{
+		"--reclaim-usage-source=" + o.UsageSource, "--prometheus-url=" + o.PrometheusURL,
+		"--prometheus-rate-window=" + o.PrometheusRateWindow.String(),
+		"--reclaim-interval=" + s.Interval.String(), "--reclaim-window=" + s.Window.String(),
+		"--reclaim-cooldown=" + s.Cooldown.String(), "--reclaim-stale-after=" + s.StaleAfter.String(),
+		"--reclaim-cpu-eviction-delay=" + s.CPUEvictionDelay.String(),
+		fmt.Sprintf("--reclaim-growth-per-minute=%d", s.GrowthPerMinute),
+	}
+}
