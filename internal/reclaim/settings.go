@@ -47,7 +47,7 @@ func DefaultSettings() Settings {
 	return Settings{
 		Margin:           Percents{CPU: 10, Memory: 20},
 		EvictionMargin:   Percents{CPU: 5, Memory: 5},
-		CPUEvictionDelay: 10 * time.Minute,
+		CPUEvictionDelay: 15 * time.Minute,
 		Window:           15 * time.Minute,
 		Interval:         15 * time.Second,
 		GrowthPerMinute:  10,
