@@ -12,4 +12,58 @@ one line that says what is wrong and how to fix it.
 {{- if eq (int .Values.manager.metricsPort) (int .Values.manager.healthPort) }}
 {{- fail (printf "manager.metricsPort and manager.healthPort are both %v: give them different ports" .Values.manager.metricsPort) }}
 {{- end }}
+{{- include "backfill.validateReclaim" . }}
+{{- end -}}
+
+{{/*
+Checks of reclaim.* across values, as `backfill manager` checks its
+--reclaim-* flags (values.schema.json checks each value alone).
+*/}}
+{{- define "backfill.validateReclaim" -}}
+{{- $r := .Values.reclaim }}
+{{- if gt (int $r.cpuEvictionMargin) (int $r.cpuMargin) }}
+{{- fail (printf "reclaim.cpuEvictionMargin=%v: must be at most reclaim.cpuMargin (%v), the part of the margin online use may take before offline pods are evicted; lower it or raise reclaim.cpuMargin" $r.cpuEvictionMargin $r.cpuMargin) }}
+{{- end }}
+{{- if gt (int $r.memoryEvictionMargin) (int $r.memoryMargin) }}
+{{- fail (printf "reclaim.memoryEvictionMargin=%v: must be at most reclaim.memoryMargin (%v), the part of the margin online use may take before offline pods are evicted; lower it or raise reclaim.memoryMargin" $r.memoryEvictionMargin $r.memoryMargin) }}
+{{- end }}
+{{- $interval := include "backfill.durationMillis" $r.interval }}
+{{- $window := include "backfill.durationMillis" $r.window }}
+{{- $delay := include "backfill.durationMillis" $r.cpuEvictionDelay }}
+{{- $stale := include "backfill.durationMillis" $r.staleAfter }}
+{{- if and $window $interval (lt (float64 $window) (float64 $interval)) }}
+{{- fail (printf "reclaim.window=%v: must be at least reclaim.interval (%v), since the online peak is taken over several decisions; lengthen it (the default is 15m) or shorten reclaim.interval" $r.window $r.interval) }}
+{{- end }}
+{{- if and $delay $window (gt (float64 $delay) (float64 $window)) }}
+{{- fail (printf "reclaim.cpuEvictionDelay=%v: must be at most reclaim.window (%v); shorten it (the default is 15m, as the window) or lengthen reclaim.window" $r.cpuEvictionDelay $r.window) }}
+{{- end }}
+{{- if and $stale $interval (lt (float64 $stale) (float64 $interval)) }}
+{{- fail (printf "reclaim.staleAfter=%v: must be at least reclaim.interval (%v), or every node would freeze between two decisions; lengthen it (the default is 3m)" $r.staleAfter $r.interval) }}
+{{- end }}
+{{- if and $r.enabled (eq $r.usageSource "prometheus") }}
+{{- if not .Values.manager.colocationMetrics }}
+{{- fail "reclaim.usageSource=prometheus needs manager.colocationMetrics=true: the manager tells offline from online use in Prometheus by its own backfill_offline_pod_info; set manager.colocationMetrics=true or reclaim.usageSource=metrics-api" }}
+{{- end }}
+{{- $rate := include "backfill.durationMillis" $r.prometheusRateWindow }}
+{{- if and $rate (lt (float64 $rate) 1000.0) }}
+{{- fail (printf "reclaim.prometheusRateWindow=%v: must be at least 1s, and at least four of Prometheus's scrape intervals, e.g. 2m" $r.prometheusRateWindow) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The milliseconds of a duration such as 1m30s, the way Go's
+time.ParseDuration reads it; empty for a string that is not one.
+*/}}
+{{- define "backfill.durationMillis" -}}
+{{- $d := toString . }}
+{{- if regexMatch "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$" $d }}
+{{- $ms := 0.0 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ms|s|m|h)" $d -1 }}
+{{- $unit := regexFind "(ms|s|m|h)$" . }}
+{{- $n := float64 (trimSuffix $unit .) }}
+{{- $ms = addf $ms (mulf $n (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit)) }}
+{{- end }}
+{{- $ms }}
+{{- end }}
 {{- end -}}

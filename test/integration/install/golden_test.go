@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -59,6 +62,87 @@ func TestHelmTemplateGolden(t *testing.T) {
 	}
 }
 
+// The Deployment of every value set, and of config/default, passes the
+// manager only flags it has, each of its type, among them every
+// --reclaim-* flag, so that a misspelt or mistyped flag fails here rather
+// than in a crash-looping pod.
+func TestChartFlagsAreManagerFlags(t *testing.T) {
+	renderings := map[string]func(t *testing.T) []byte{
+		"kustomize config/default": func(t *testing.T) []byte {
+			return kustomize(t, filepath.Join(framework.RepoRoot(), "config", "default"))
+		},
+	}
+	for name, vs := range valueSets {
+		renderings["chart "+name] = func(t *testing.T) []byte { return helmTemplate(t, vs) }
+	}
+	for name, render := range renderings {
+		t.Run(name, func(t *testing.T) {
+			args := managerArgs(t, decode(t, render(t)))
+			if len(args) == 0 || args[0] != "manager" {
+				t.Fatalf("The manager container's args are %q, want `manager` first", args)
+			}
+			flags := manager.NewCommand().Flags()
+			if err := flags.Parse(args[1:]); err != nil {
+				t.Fatalf("backfill manager %s: %v", strings.Join(args[1:], " "), err)
+			}
+			for _, f := range []string{"reclaim", "reclaim-usage-source", "prometheus-rate-window",
+				"reclaim-cpu-margin", "reclaim-memory-margin", "reclaim-cpu-eviction-margin", "reclaim-memory-eviction-margin",
+				"reclaim-cpu-eviction-delay", "reclaim-window", "reclaim-interval", "reclaim-growth-per-minute",
+				"reclaim-min-change", "reclaim-cooldown", "reclaim-stale-after"} {
+				if !flags.Changed(f) {
+					t.Errorf("--%s is not passed to the manager", f)
+				}
+			}
+		})
+	}
+}
+
+// With its default values the chart, and config/default, pass the manager
+// its own defaults, so that an install behaves as `backfill manager` with
+// no flags documents.
+func TestChartDefaultsAreManagerDefaults(t *testing.T) {
+	renderings := map[string][]byte{
+		"chart default":            helmTemplate(t, valueSets["default"]),
+		"kustomize config/default": kustomize(t, filepath.Join(framework.RepoRoot(), "config", "default")),
+	}
+	for name, rendered := range renderings {
+		t.Run(name, func(t *testing.T) {
+			args := managerArgs(t, decode(t, rendered))
+			flags := manager.NewCommand().Flags()
+			if err := flags.Parse(args[1:]); err != nil {
+				t.Fatalf("backfill manager %s: %v", strings.Join(args[1:], " "), err)
+			}
+			flags.Visit(func(f *pflag.Flag) {
+				if got := f.Value.String(); got != f.DefValue {
+					t.Errorf("--%s=%s, but the manager's default is %s: change the chart's default (values.yaml, docs/install.md, config/manager/manager.yaml) to match", f.Name, got, f.DefValue)
+				}
+			})
+		})
+	}
+}
+
+// managerArgs are the args of the manager container of the Deployment.
+func managerArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			if c, ok := c.(map[string]any); ok && c["name"] == "manager" {
+				args, _, err := unstructured.NestedStringSlice(c, "args")
+				if err != nil {
+					t.Fatalf("The manager container's args: %v", err)
+				}
+				return args
+			}
+		}
+	}
+	t.Fatal("No Deployment with a manager container rendered")
+	return nil
+}
+
 // Values that cannot work are refused with one line that says what is
 // wrong and how to fix it, and nothing is rendered.
 func TestChartRefusesBadValues(t *testing.T) {
@@ -97,6 +181,74 @@ func TestChartRefusesBadValues(t *testing.T) {
 		"no replicas": {
 			set:  []string{"replicaCount=0"},
 			want: "at '/replicaCount'",
+		},
+		"reclaim margin above 99 percent": {
+			set:  []string{"reclaim.cpuMargin=120"},
+			want: "at '/reclaim/cpuMargin': maximum: got 120, want 99",
+		},
+		"reclaim window of 0": {
+			set:  []string{"reclaim.window=0s"},
+			want: "at '/reclaim/window': '0s' does not match pattern",
+		},
+		"reclaim interval of 0": {
+			set:  []string{"reclaim.interval=0s"},
+			want: "at '/reclaim/interval': '0s' does not match pattern",
+		},
+		"negative reclaim cooldown": {
+			set:  []string{"reclaim.cooldown=-1m"},
+			want: "at '/reclaim/cooldown': '-1m' does not match pattern",
+		},
+		"reclaim growth of 0": {
+			set:  []string{"reclaim.growthPerMinute=0"},
+			want: "at '/reclaim/growthPerMinute': minimum: got 0, want 1",
+		},
+		"reclaim min change above 50 percent": {
+			set:  []string{"reclaim.minChange=51"},
+			want: "at '/reclaim/minChange': maximum: got 51, want 50",
+		},
+		"unknown usage source": {
+			set:  []string{"reclaim.usageSource=bogus"},
+			want: "at '/reclaim/usageSource': value must be one of 'metrics-api', 'prometheus'",
+		},
+		"prometheus usage source without its URL": {
+			set:  []string{"reclaim.usageSource=prometheus"},
+			want: "at '/reclaim/prometheusURL': '' does not match pattern '^https?://'",
+		},
+		"prometheus URL without a scheme": {
+			set:  []string{"reclaim.usageSource=prometheus", "reclaim.prometheusURL=prometheus-operated:9090"},
+			want: "at '/reclaim/prometheusURL': 'prometheus-operated:9090' does not match pattern",
+		},
+		"prometheus usage source without the co-location metrics": {
+			set:  []string{"reclaim.usageSource=prometheus", "reclaim.prometheusURL=http://prometheus-operated.monitoring:9090", "manager.colocationMetrics=false"},
+			want: "reclaim.usageSource=prometheus needs manager.colocationMetrics=true",
+		},
+		"prometheus rate window under a second": {
+			set:  []string{"reclaim.usageSource=prometheus", "reclaim.prometheusURL=http://prometheus-operated.monitoring:9090", "reclaim.prometheusRateWindow=500ms"},
+			want: "reclaim.prometheusRateWindow=500ms: must be at least 1s",
+		},
+		"cpu eviction margin above the cpu margin": {
+			set:  []string{"reclaim.cpuEvictionMargin=15"},
+			want: "reclaim.cpuEvictionMargin=15: must be at most reclaim.cpuMargin (10)",
+		},
+		"memory eviction margin above the memory margin": {
+			set:  []string{"reclaim.memoryMargin=4"},
+			want: "reclaim.memoryEvictionMargin=5: must be at most reclaim.memoryMargin (4)",
+		},
+		"reclaim window shorter than the interval": {
+			set:  []string{"reclaim.window=1m", "reclaim.interval=90s"},
+			want: "reclaim.window=1m: must be at least reclaim.interval (90s)",
+		},
+		"cpu eviction delay beyond the window": {
+			set:  []string{"reclaim.cpuEvictionDelay=1h"},
+			want: "reclaim.cpuEvictionDelay=1h: must be at most reclaim.window (15m)",
+		},
+		"reclaim stale after shorter than the interval": {
+			set:  []string{"reclaim.staleAfter=10s"},
+			want: "reclaim.staleAfter=10s: must be at least reclaim.interval (15s)",
+		},
+		"misspelt reclaim key": {
+			set:  []string{"reclaim.margin=10"},
+			want: "additional properties 'margin' not allowed",
 		},
 	}
 	for name, tc := range tests {
