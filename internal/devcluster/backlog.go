@@ -47,10 +47,11 @@ var backlogShapes = []backlogShape{
 	{2, "4", "8Gi", 2},
 }
 
-// backlogJob is the n-th job of the backlog: CPU workers, each finishing
-// after its hours of the demo's day, removed a minute after they finish.
-// They go wherever capacity is idle: the CPU nodes' online pods leave most
-// of theirs so, and the GPU nodes' CPU is idle beside their GPUs.
+// backlogJob is the n-th job of the backlog: CPU workers on the CPU nodes,
+// each finishing after its hours of the demo's day, removed a minute after
+// they finish. They stay off the GPU nodes, whose CPU and memory the GPU
+// jobs need beside their GPUs, as a GPU node's taint would keep them off
+// on a real cluster.
 func backlogJob(n int, day clock) *kubeflowv1.TFJob {
 	shape := backlogShapes[n%len(backlogShapes)]
 	runFor := time.Duration(shape.hours * float64(day.dayLength) / 24).Round(time.Second)
@@ -66,6 +67,7 @@ func backlogJob(n int, day clock) *kubeflowv1.TFJob {
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kwok.SimDurationAnnotation: runFor.String()}},
 					Spec: corev1.PodSpec{
+						NodeSelector: map[string]string{kwok.NodeTypeLabel: kwok.NodeTypeCPU},
 						Containers: []corev1.Container{{Name: kubeflowv1.ContainerName, Image: "registry.example.com/ml/cpu-train:2.13",
 							Resources: corev1.ResourceRequirements{Requests: res, Limits: res}}},
 					},

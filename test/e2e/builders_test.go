@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 )
 
@@ -52,6 +53,17 @@ func makeTFJob(ns, name string) *tfJobWrapper {
 
 func (w *tfJobWrapper) worker() *kubeflowv1.ReplicaSpec {
 	return w.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker]
+}
+
+// OnRequestedCapacity opts the job out of reclaimed capacity: its pods
+// keep their cpu and memory requests and compete with online pods for
+// them by priority, which is what the priority tests are about.
+func (w *tfJobWrapper) OnRequestedCapacity() *tfJobWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[colocation.CapacityAnnotation] = colocation.CapacityRequested
+	return w
 }
 
 // Workers sets the number of Workers.

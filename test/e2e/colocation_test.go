@@ -56,7 +56,8 @@ const (
 // cores fill it.
 var oneCPUNode = []string{"--cpu-nodes=1", "--gpu-nodes=0", "--node-cpu=4", "--node-memory=16Gi"}
 
-// An online service that needs the room takes it: the real scheduler
+// On requested capacity (a job that opts out of reclaimed capacity), an
+// online service that needs the room takes it: the real scheduler
 // preempts the training pods (their class ranks below every pod without
 // one), the operator recreates them without failing the job or charging
 // backoffLimit, even under restartPolicy Never and backoffLimit 0, they
@@ -71,7 +72,7 @@ func TestColocationOnlinePreemptsOffline(t *testing.T) {
 
 	web := makeOnline(onlineNS, "web", 0, "2")
 	create(t, c, web)
-	createTFJob(t, c, makeTFJob(trainingNS, "resnet").Workers(2).CPU("2").BackoffLimit(0).SimDuration("40s").Obj())
+	createTFJob(t, c, makeTFJob(trainingNS, "resnet").OnRequestedCapacity().Workers(2).CPU("2").BackoffLimit(0).SimDuration("40s").Obj())
 	waitFor(t, 30*time.Second, "both Workers running, filling the node", podsRunning(c, trainingNS, "resnet", 2))
 	first := checkOfflinePods(t, c, trainingNS, "resnet", offlineClass)
 
@@ -110,7 +111,9 @@ func TestColocationOnlinePreemptsOffline(t *testing.T) {
 	checkOnlyDisrupted(t, dc, trainingNS, "resnet", 1)
 }
 
-// The trap the seed sets: its PriorityClass for offline training
+// The trap the seed sets, for jobs on requested capacity (reclaimed
+// capacity does not compete with online pods' requests at all): its
+// PriorityClass for offline training
 // (examples/priorityclass-offline-training.yaml) has value 100, but pods
 // without a PriorityClass, which is how most online services run, have
 // priority 0. "Offline" training then outranks online work, and the real
@@ -137,7 +140,7 @@ func TestColocationPriorityClassInversion(t *testing.T) {
 	})
 
 	training := func(name string) *tfJobWrapper {
-		return makeTFJob(trainingNS, name).Workers(2).CPU("2").SimDuration("10m")
+		return makeTFJob(trainingNS, name).OnRequestedCapacity().Workers(2).CPU("2").SimDuration("10m")
 	}
 	createTFJob(t, c, training("polite").Obj())
 	waitFor(t, 45*time.Second, "the scheduler to leave the default-class training Pending", func(ctx context.Context) (bool, string, error) {
