@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // renderDescription writes describe's report of d as seen at now.
@@ -29,6 +30,7 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 		{"Completed", timestampOrNone(job.Status.CompletionTime, now)},
 		{"Restarts", fmt.Sprint(jobRestarts(job, d.pods))},
 		{"Disruptions", fmt.Sprint(job.Status.Disruptions)},
+		{"Capacity", capacityInWords(job, d.pods)},
 		{"Run Policy", runPolicyInWords(&job.Spec.RunPolicy)},
 		{"Success Policy", successPolicyInWords(job)},
 	}
@@ -42,6 +44,24 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 		section(w, d, now)
 	}
 	return w.Flush()
+}
+
+// capacityInWords says whether the job's pods run in reclaimed capacity,
+// from what its pods were given, else from its annotation.
+func capacityInWords(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
+	if !colocation.OnReclaimedCapacity(job.Annotations) {
+		return "requested: pods keep their templates' cpu and memory requests (annotation " + colocation.CapacityAnnotation + ": " + colocation.CapacityRequested + ")"
+	}
+	if len(pods) == 0 {
+		return "reclaimed, unless the manager runs with --reclaim=false"
+	}
+	for i := range pods {
+		if _, ok := pods[i].Annotations[colocation.OriginalResourcesAnnotation]; ok {
+			return "reclaimed: pods request " + string(colocation.ResourceBatchCPU) + " and " + string(colocation.ResourceBatchMemory) +
+				" in place of the cpu and memory below (kept on each pod in " + colocation.OriginalResourcesAnnotation + ")"
+		}
+	}
+	return "requested: the pods were created with cpu and memory requests (before reclaimed capacity was on, or the manager runs with --reclaim=false)"
 }
 
 func timestamp(t metav1.Time, now time.Time) string {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // manifest is one TFJob document of a file given to submit.
@@ -145,6 +146,11 @@ func decodeTFJob(doc []byte) (*unstructured.Unstructured, error) {
 	}
 	if obj.GetName() == "" {
 		return nil, errors.New("metadata.name is missing: every TFJob needs a name")
+	}
+	// The apiserver cannot check an annotation; the operator would hold
+	// the job.
+	if err := colocation.ValidateCapacity(job.Annotations); err != nil {
+		return nil, err
 	}
 	delete(obj.Object, "status") // the operator owns it
 	return obj, nil

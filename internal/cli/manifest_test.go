@@ -61,8 +61,10 @@ func TestReadManifests(t *testing.T) {
 			input:   strings.Replace(jobYAML("a"), "replicas: 2", "replicas: two", 1),
 			wantErr: `FILE document 1: not a valid TFJob: json: cannot unmarshal string into Go struct field ReplicaSpec.spec.tfReplicaSpecs.replicas of type int32`,
 		},
-		"no name":  {input: strings.Replace(jobYAML("a"), "  name: a\n", "  labels: {}\n", 1), wantErr: "FILE document 1: metadata.name is missing: every TFJob needs a name"},
-		"empty":    {input: "# nothing here\n", wantErr: "no TFJob in FILE"},
+		"no name": {input: strings.Replace(jobYAML("a"), "  name: a\n", "  labels: {}\n", 1), wantErr: "FILE document 1: metadata.name is missing: every TFJob needs a name"},
+		"empty":   {input: "# nothing here\n", wantErr: "no TFJob in FILE"},
+		"an unknown capacity": {input: strings.Replace(jobYAML("a"), "  name: a\n", "  name: a\n  annotations: {backfill.dev/capacity: idle}\n", 1),
+			wantErr: `FILE document 1: annotation backfill.dev/capacity="idle": must be "reclaimed"`},
 		"not yaml": {input: "spec: [unclosed\n", wantErr: "FILE document 1: not valid YAML:"},
 	} {
 		t.Run(name, func(t *testing.T) {

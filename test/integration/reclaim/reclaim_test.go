@@ -254,3 +254,31 @@ func hasCondition(job *kubeflowv1.TFJob, ctype kubeflowv1.JobConditionType) bool
 	}
 	return false
 }
+
+// TestTooLargeForAnyNode: a pod asking for more reclaimed CPU than any
+// node could ever offer (16 CPU less the 10% margin) waits, and its TFJob
+// is told why.
+func TestTooLargeForAnyNode(t *testing.T) {
+	dumpOnFailure(t)
+	job := trainingJob("huge", nodeNames[0], 1, "15", time.Minute)
+	if err := apiServer.Client.Create(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
+	eventually(t, settled, "an ExceedsReclaimableCapacity event on the job", func(ctx context.Context) (bool, string, error) {
+		var events eventsv1.EventList
+		if err := apiServer.Client.List(ctx, &events, client.InNamespace(offlineNS)); err != nil {
+			return false, "", err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == job.Name && e.Reason == reclaim.ReasonExceedsReclaimableCapacity {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(events.Items)), nil
+	})
+	pods, err := jobPods(context.Background(), job.Name)
+	if err != nil || len(pods) != 1 || pods[0].Spec.NodeName != "" {
+		t.Errorf("pods %v (%v): want one, unscheduled", len(pods), err)
+	}
+}
