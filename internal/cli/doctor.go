@@ -34,11 +34,13 @@ func newDoctorCommand() *cobra.Command {
 		Short: "Check the cluster, or one TFJob, for what keeps training from running",
 		Long: `Walk the troubleshooting checklist of a co-located training cluster and
 print each check as OK, WARN or FAIL with what was found and the fix: the
-TFJob CRD and the operator; pods pending for lack of GPU, CPU or memory, on
-a ResourceQuota, a LimitRange or a missing PriorityClass; an offline
-priority that is not below online pods; nodes without nvidia.com/gpu;
-crash-looping containers and the known errors in their logs; and, with
---prometheus-url, scrape targets down and dashboards without data.
+TFJob CRD and the operator; pods pending for lack of GPU, CPU or memory,
+or of reclaimed capacity (backfill.dev/batch-cpu, batch-memory) and why
+the nodes publish so little, on a ResourceQuota, a LimitRange or a missing
+PriorityClass; an offline priority that is not below online pods; nodes
+without nvidia.com/gpu; nodes whose reclaimed capacity is frozen on stale
+usage; crash-looping containers and the known errors in their logs; and,
+with --prometheus-url, scrape targets down and dashboards without data.
 
 With JOB, the job checks look at that TFJob only. Exit code 0 when no
 check FAILs, 1 when one does, 2 when called wrongly. See

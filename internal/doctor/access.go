@@ -22,6 +22,7 @@ var checkNeeds = map[string][]string{
 	CheckPendingResources:     {readNodes, readAllPods},
 	CheckOfflinePriority:      {readAllPods, readPriorityClasses},
 	CheckGPUNodes:             {readNodes},
+	CheckReclaimUsage:         {readNodes},
 }
 
 // skipForAccess is the SKIP result of check when a read it needs was

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // now is the fixed time of every test snapshot.
@@ -37,6 +39,23 @@ func node(name string, allocatable ...string) corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status:     corev1.NodeStatus{Capacity: resources(allocatable...), Allocatable: resources(allocatable...)},
 	}
+}
+
+// explained is n with the manager's explanation of its reclaimed
+// capacity, as the annotation the manager writes.
+func explained(n corev1.Node, e reclaim.Explanation) corev1.Node {
+	data, err := json.Marshal(e)
+	if err != nil {
+		panic(err)
+	}
+	n.Annotations = map[string]string{reclaim.ExplanationAnnotation: string(data)}
+	return n
+}
+
+// annotated is n with one annotation.
+func annotated(n corev1.Node, key, value string) corev1.Node {
+	n.Annotations = map[string]string{key: value}
+	return n
 }
 
 // jobBuilder makes TFJobs: makeJob("mnist").workers(2, "nvidia.com/gpu", "4").obj().

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -41,23 +42,25 @@ func unschedulable(p *corev1.Pod) (string, bool) {
 // against the most that is free, and could ever be free, on one node. A
 // job that needs more than any node has is a FAIL (it never starts); one
 // that waits for online work to leave room is a WARN, since waiting for
-// idle capacity is what offline work does.
+// idle capacity is what offline work does. Pods short of reclaimed
+// capacity are told why the nodes publish so little (explainReclaimed).
 func checkPending(s *Snapshot, jobs []*kubeflowv1.TFJob) []Result {
 	nodes := freeOnNodes(s.Nodes, s.Pods)
 	var out []Result
 	for _, j := range jobs {
 		var pending []*corev1.Pod
-		var message string
+		var messages []string
 		for _, p := range s.jobPods(j) {
 			if msg, ok := unschedulable(p); ok {
 				pending = append(pending, p)
-				message = msg
+				messages = append(messages, msg)
 			}
 		}
 		if len(pending) == 0 {
 			continue
 		}
-		out = append(out, explainPending(j, pending, message, nodes))
+		example, message := telling(pending, messages)
+		out = append(out, explainPending(j, pending, example, message, nodes, s.Now))
 	}
 	if len(out) == 0 {
 		return []Result{ok(CheckPendingResources, "no TFJob pod waits for the scheduler")}
@@ -65,21 +68,53 @@ func checkPending(s *Snapshot, jobs []*kubeflowv1.TFJob) []Result {
 	return out
 }
 
+// telling picks the message that best says why a job's pods wait, with
+// its pod: one naming an insufficient resource, else one of constraints
+// no node meets, else the last. The pods of a gang wait on one member:
+// that member says what it lacks, the others only that the gang cannot be
+// placed.
+func telling(pending []*corev1.Pod, messages []string) (*corev1.Pod, string) {
+	for _, match := range []func(string) bool{insufficient.MatchString, noNodeMatches.MatchString} {
+		for i, m := range messages {
+			if match(m) {
+				return pending[i], m
+			}
+		}
+	}
+	last := len(pending) - 1
+	return pending[last], messages[last]
+}
+
 // explainPending is the finding for one job's unschedulable pods; the
-// pods of a job are alike enough that the largest one speaks for all.
-func explainPending(j *kubeflowv1.TFJob, pending []*corev1.Pod, message string, nodes []nodeFree) Result {
+// pods of a job are alike enough that the largest one speaks for all, and
+// the example's constraints choose the nodes that count.
+// Reclaimed capacity (backfill.dev/batch-*) is explained apart, since
+// what a node offers of it moves with online use.
+func explainPending(j *kubeflowv1.TFJob, pending []*corev1.Pod, example *corev1.Pod, message string, nodes []nodeFree, now time.Time) Result {
 	r := Result{Check: CheckPendingResources, Object: jobRef(j), Status: StatusWarn}
 	names := insufficientResources(message)
 	if len(names) == 0 {
-		r.Finding = fmt.Sprintf("%d pod(s) cannot be scheduled (e.g. %s): %s", len(pending), pending[0].Name, strings.TrimSpace(message))
-		r.Fix = "read the scheduler's reasons above: a node selector, affinity or taint that no node satisfies must be changed in the job's pod template, or nodes added that match it"
+		r.Finding = fmt.Sprintf("%d pod(s) cannot be scheduled (e.g. %s): %s", len(pending), example.Name, strings.TrimSpace(message))
 		if noNodeMatches.MatchString(message) {
 			r.Status = StatusFail
+			r.Fix = "read the scheduler's reasons above: a node selector, affinity or taint that no node satisfies must be changed in the job's pod template, or nodes added that match it"
+			return r
 		}
+		r.Fix = "this may pass by itself (a gang still gathering its pods, a preemption under way); if it lasts, `backfill describe " + j.Name + " -n " + j.Namespace + "` shows why each pod waits"
 		return r
 	}
 	var parts, never, later []string
+	var batch []corev1.ResourceName
+	var allowed string
+	if fit := allowedNodes(nodes, example); len(fit) < len(nodes) {
+		allowed = fmt.Sprintf("on the %d of %d node(s) its node selector, affinity and tolerations allow, ", len(fit), len(nodes))
+		nodes = fit
+	}
 	for _, name := range names {
+		if isBatchResource(name) {
+			batch = append(batch, name)
+			continue
+		}
 		need := largestRequest(pending, name)
 		free, alloc := mostFree(nodes, name)
 		parts = append(parts, fmt.Sprintf("needs %s %s per pod; the most free on any node is %s (the largest node has %s)", show(need), name, show(free), show(alloc)))
@@ -89,15 +124,26 @@ func explainPending(j *kubeflowv1.TFJob, pending []*corev1.Pod, message string, 
 			later = append(later, string(name))
 		}
 	}
-	r.Finding = fmt.Sprintf("%d pod(s) Pending (e.g. %s): %s", len(pending), pending[0].Name, strings.Join(parts, "; "))
-	if len(never) > 0 {
+	var fixes []string
+	switch {
+	case len(never) > 0:
 		r.Status = StatusFail
-		r.Finding += ": no node can ever fit a pod"
-		r.Fix = strings.Join(never, "; ")
-		return r
+		parts[len(parts)-1] += ": no node can ever fit a pod"
+		fixes = never
+	case len(later) > 0:
+		parts[len(parts)-1] += ": the pods start when online work frees room"
+		fixes = []string{fmt.Sprintf("nothing is broken: offline work waits for idle %s; to start sooner, request less per pod or add capacity", strings.Join(later, ", "))}
 	}
-	r.Finding += ": the pods start when online work frees room"
-	r.Fix = fmt.Sprintf("nothing is broken: offline work waits for idle %s; to start sooner, request less per pod or add capacity", strings.Join(later, ", "))
+	if len(batch) > 0 {
+		reclaimed := explainReclaimed(pending, batch, nodes, now)
+		parts = append(parts, reclaimed.finding)
+		if reclaimed.fail {
+			r.Status = StatusFail
+		}
+		fixes = append(fixes, reclaimed.fix)
+	}
+	r.Finding = fmt.Sprintf("%d pod(s) Pending (e.g. %s): %s%s", len(pending), example.Name, allowed, strings.Join(parts, "; "))
+	r.Fix = strings.Join(fixes, "; ")
 	return r
 }
 

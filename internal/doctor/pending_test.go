@@ -53,12 +53,12 @@ func TestCheckPending(t *testing.T) {
 		"a node selector nothing matches": {
 			pods:         []corev1.Pod{jobPod(cpuJob, "cpu-hog-worker-0").unschedulable("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.").obj()},
 			want:         []verdict{{CheckPendingResources, StatusFail, "tfjob team-a/cpu-hog"}},
-			wantFindings: []string{"didn't match Pod's node affinity/selector"},
+			wantFindings: []string{"didn't match Pod's node affinity/selector", "a node selector, affinity or taint that no node satisfies"},
 		},
 		"a reason that may pass": {
 			pods:         []corev1.Pod{jobPod(cpuJob, "cpu-hog-worker-0").unschedulable("0/3 nodes are available: waiting for the rest of the gang.").obj()},
 			want:         []verdict{{CheckPendingResources, StatusWarn, "tfjob team-a/cpu-hog"}},
-			wantFindings: []string{"waiting for the rest of the gang"},
+			wantFindings: []string{"waiting for the rest of the gang", "this may pass by itself", "backfill describe cpu-hog -n team-a"},
 		},
 		"scheduled pods": {
 			pods: []corev1.Pod{jobPod(gpuJob, "resnet-worker-0").on("gpu-0").obj()},

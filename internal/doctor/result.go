@@ -29,6 +29,7 @@ const (
 	CheckPriorityClassMissing = "priority-class-missing"
 	CheckOfflinePriority      = "offline-priority"
 	CheckGPUNodes             = "gpu-nodes"
+	CheckReclaimUsage         = "reclaim-usage"
 	CheckCrashLoop            = "crash-loop"
 	CheckPrometheusTargets    = "prometheus-targets"
 	CheckPrometheusData       = "prometheus-data"

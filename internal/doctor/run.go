@@ -2,7 +2,8 @@ package doctor
 
 // Run runs every check on the snapshot, in the order a person would walk
 // them: is the operator there, why do pods wait, are priorities right, do
-// GPUs show, do containers crash, does monitoring see it all. prom is nil
+// GPUs show, does reclaimed capacity follow usage, do containers crash,
+// does monitoring see it all. prom is nil
 // when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
@@ -23,6 +24,7 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out = append(out, checkLimitRange(s, jobs)...)
 	run(CheckOfflinePriority, func() []Result { return checkOfflinePriority(s) })
 	run(CheckGPUNodes, func() []Result { return []Result{checkGPUNodes(s, jobs)} })
+	run(CheckReclaimUsage, func() []Result { return []Result{checkReclaimUsage(s)} })
 	out = append(out, checkCrashLoop(s)...)
 	out = append(out, checkPrometheus(prom, gpuNodeCount(s))...)
 	return out

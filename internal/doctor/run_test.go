@@ -8,6 +8,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // A healthy cluster: every check runs, in the checklist's order, none
@@ -16,7 +17,8 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 	s := snapshot()
 	job := makeJob("mnist").workers(1, "nvidia.com/gpu", "1").obj()
 	s.Jobs = []kubeflowv1.TFJob{job}
-	s.Nodes = []corev1.Node{node("gpu-0", "cpu", "16", "nvidia.com/gpu", "8")}
+	s.Nodes = []corev1.Node{explained(node("gpu-0", "cpu", "16", "nvidia.com/gpu", "8", "backfill.dev/batch-cpu", "4000"),
+		reclaim.Explanation{State: reclaim.StateFresh, At: now, Why: "grew to the target"})}
 	s.Pods = []corev1.Pod{jobPod(job, "mnist-worker-0").on("gpu-0").obj(), onlinePod("web-0", 0).on("gpu-0").obj()}
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 
@@ -24,8 +26,8 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 	want := []verdict{
 		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
 		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
-		{CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckCrashLoop, StatusOK, ""},
-		{"prometheus", StatusSkip, ""},
+		{CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
+		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -36,12 +38,13 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 }
 
 // Without the CRD there are no jobs to judge; the CRD check alone FAILs.
+// Without nodes, reclaim-usage has nothing to judge and is skipped.
 func TestRunWithoutTheCRD(t *testing.T) {
 	s := snapshot()
 	s.TFJobsServed = false
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 	got := Run(s, nil)
-	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 7, StatusSkip: 1}, Count(got)); diff != "" {
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 7, StatusSkip: 2}, Count(got)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
 	}
 	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
@@ -62,8 +65,8 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 	want := []verdict{
 		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
 		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
-		{CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckCrashLoop, StatusOK, ""},
-		{"prometheus", StatusSkip, ""},
+		{CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
+		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -71,6 +74,9 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 	for _, r := range got {
 		if r.Check == CheckOfflinePriority && r.Finding != "not checked: you may not list pods in every namespace or priorityclasses, which this check needs" {
 			t.Errorf("offline-priority SKIP says %q, want the refused reads", r.Finding)
+		}
+		if r.Check == CheckReclaimUsage && r.Finding != "not checked: you may not list nodes, which this check needs" {
+			t.Errorf("reclaim-usage SKIP says %q, want the refused read", r.Finding)
 		}
 	}
 }

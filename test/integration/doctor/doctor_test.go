@@ -26,11 +26,13 @@ func TestDoctor(t *testing.T) {
 	t.Run("refused by a LimitRange", testRefusedByLimitRange)
 	t.Run("missing PriorityClass", testMissingPriorityClass)
 	t.Run("crash loop", testCrashLoop)
+	t.Run("reclaimed capacity", testReclaimedCapacity)
 	t.Run("value-100 PriorityClass", testValue100)
 }
 
 // A scheduled job, a leading manager, the offline class at -100: every
-// check is OK, Prometheus is said to be skipped, and doctor exits 0.
+// check is OK, Prometheus and reclaim-usage (no reclaimed capacity yet)
+// are said to be skipped, and doctor exits 0.
 func testHealthy(t *testing.T) {
 	ns := newNamespace(t, "healthy")
 	create(t, makeJob(ns, "mnist", 2, quantities("cpu", "1", "memory", "1Gi")))
@@ -58,11 +60,16 @@ func testHealthy(t *testing.T) {
 	if !strings.Contains(run.stdout, "renewed Lease backfill-system/backfill-manager") {
 		t.Error("the operator check does not name the manager's Lease")
 	}
+	// The suite's manager runs without --reclaim: no node is explained.
+	if !hasLine(lines, "SKIP", "reclaim-usage") {
+		t.Error("no line saying reclaim-usage was skipped without reclaimed capacity")
+	}
 
 	r := doctorJSON(t, 0, "mnist", "-n", ns)
-	if r.Failed || r.Summary["FAIL"] != 0 || r.Summary["WARN"] != 0 || r.Summary["SKIP"] != 1 {
-		t.Errorf("JSON summary %v failed=%v, want no FAIL or WARN and one SKIP", r.Summary, r.Failed)
+	if r.Failed || r.Summary["FAIL"] != 0 || r.Summary["WARN"] != 0 || r.Summary["SKIP"] != 2 {
+		t.Errorf("JSON summary %v failed=%v, want no FAIL or WARN and two SKIPs (prometheus, reclaim-usage)", r.Summary, r.Failed)
 	}
+	r.mustFind(t, "reclaim-usage", "SKIP", "", "no node has a reclaimed-capacity explanation", "reclaim is off")
 }
 
 // hasLine reports whether a text line starts with the status and check.

@@ -4,7 +4,7 @@
 // real kube-apiserver and etcd, a real kube-scheduler (so that pending
 // pods carry the scheduler's own PodScheduled message), the quota
 // controller of kube-controller-manager, and the backfill manager with
-// leader election. There is no kubelet: nodes are objects with capacity in
+// leader election (reclaim off). There is no kubelet: nodes are objects with capacity in
 // their status, and the tests write a pod's container statuses as a
 // kubelet would.
 package doctor
@@ -103,10 +103,19 @@ func run(m *testing.M) (code int) {
 
 // startManager runs the backfill manager in-process with leader election,
 // and waits until it leads: doctor finds it by its Lease.
+//
+// Reclaim is off. With it on, TFJob pods would request the batch
+// resources, which no node here publishes (there is no usage source:
+// every node would be frozen, publishing nothing), so the cases about
+// requested capacity would never schedule; and the reclaim controller
+// would overwrite the node capacity and explanations the reclaimed-capacity
+// case writes itself. That case gives its TFJob the batch resources
+// directly, as the operator does with --reclaim.
 func startManager() (func(), error) {
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = "0", "0"
 	opts.LeaderElect, opts.LeaderElectionNamespace = true, managerNamespace
+	opts.Reclaim = false
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
