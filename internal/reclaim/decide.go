@@ -2,6 +2,7 @@ package reclaim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type Explanation struct {
 	Target Resources `json:"target"`
 	// Held is what offline pods not terminating hold, before evictions.
 	Held Resources `json:"held"`
+	// Need is what they must release: online pods have less than the
+	// eviction margin free.
+	Need Resources `json:"need,omitzero"`
 	// Evicting is what the evictions of this decision release.
 	Evicting Resources `json:"evicting"`
 	// Published is the batch capacity the node offers after this decision.
@@ -75,13 +79,15 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 		}
 		return d
 	}
+	// The peak covers the present: a source may sample the two apart.
+	u.OnlinePeak = u.OnlinePeak.Max(u.OnlineLasting)
 	d.UsageAt, d.OnlinePeak, d.OnlineLasting, d.System = u.At, u.OnlinePeak, u.OnlineLasting, u.System
 	d.Target = n.Capacity.Sub(d.Margin).Sub(d.Reserved.Max(u.System)).Sub(u.OnlinePeak).Sub(n.OnRequests).NonNegative()
 	d.Target.Memory = wholeMiB(d.Target.Memory)
 
 	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
-	if need := deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System)); !need.IsZero() {
-		d.Evict = chooseVictims(n.Pods, need, now)
+	if d.Need = deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System)); !d.Need.IsZero() {
+		d.Evict = chooseVictims(n.Pods, d.Need, now)
 		for _, p := range d.Evict {
 			d.Evicting = d.Evicting.Add(p.Batch)
 		}
@@ -162,18 +168,30 @@ func scale(perMinute int64, elapsed time.Duration) int64 {
 	return int64(float64(perMinute) * elapsed.Minutes())
 }
 
-// why describes a change of the published capacity.
+// why describes a change of the published capacity, per resource.
 func why(before, after, target Resources, partial bool) string {
-	switch {
-	case after == before && partial:
-		return "holding: the usage history does not yet cover the window, so capacity does not grow"
-	case after == before:
-		return "unchanged: within the minimum change of the target"
-	case !before.Covers(after):
-		if after != target {
-			return fmt.Sprintf("growing toward the target %s at the growth limit", target)
+	if after == before {
+		if partial {
+			return "holding: the usage history does not yet cover the window, so capacity does not grow"
 		}
-		return "grew to the target"
+		return "unchanged: within the minimum change of the target"
 	}
-	return "shrank at once to the target: online use rose"
+	var moves []string
+	for _, r := range []struct {
+		name                  string
+		before, after, target int64
+	}{
+		{"cpu", before.MilliCPU, after.MilliCPU, target.MilliCPU},
+		{"memory", before.Memory, after.Memory, target.Memory},
+	} {
+		switch {
+		case r.after < r.before:
+			moves = append(moves, r.name+" shrank at once: online use rose")
+		case r.after > r.before && r.after == r.target:
+			moves = append(moves, r.name+" grew to the target")
+		case r.after > r.before:
+			moves = append(moves, r.name+" is growing toward the target at the growth limit")
+		}
+	}
+	return strings.Join(moves, "; ")
 }

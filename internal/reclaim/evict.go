@@ -3,6 +3,7 @@ package reclaim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,35 +23,33 @@ import (
 const ReasonReclaimedForOnline = colocation.ReasonReclaimedForOnline
 
 // evict evicts a decision's victims through the Eviction API, so that
-// PodDisruptionBudgets and the pods' grace periods hold. Each pod is first
-// annotated with the stop reason ReclaimedForOnline, which makes the
-// operator count its end as that disruption. Both requests carry the pod's
-// UID: a replacement of the same name is never evicted in its place. It
-// returns the pods the Eviction API refused.
+// PodDisruptionBudgets and the pods' grace periods hold. A pod the API
+// would evict (a dry run says so) is first annotated with the stop reason
+// ReclaimedForOnline, which makes the operator count its end as that
+// disruption; a pod it refuses is left unmarked. Every request carries the
+// pod's UID: a replacement of the same name is never evicted in its place.
+// It returns the pods the Eviction API refused.
 func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []Pod, err error) {
 	resource := deficitResource(d)
 	for _, p := range d.Evict {
-		if err := c.markReclaimed(ctx, p); err != nil {
-			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
-				continue // gone, or replaced: what it held is released
+		err := c.eviction(ctx, p, true)
+		if err == nil {
+			if err = c.markReclaimed(ctx, p, true); err == nil {
+				if err = c.eviction(ctx, p, false); apierrors.IsTooManyRequests(err) {
+					// Refused between the dry run and now: a later
+					// disruption of the pod is not this one.
+					err = errors.Join(err, c.markReclaimed(ctx, p, false))
+				}
 			}
-			return refused, err
 		}
-		uid := types.UID(p.UID)
-		eviction := &policyv1.Eviction{
-			ObjectMeta:    metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
-		}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
-		err := c.client.SubResource("eviction").Create(ctx, pod, eviction)
 		switch {
 		case apierrors.IsTooManyRequests(err):
 			refused = append(refused, p)
 			metrics.Evicted(resource, metrics.EvictionRefused)
 			c.log.Info("The Eviction API refused to evict an offline pod (a PodDisruptionBudget?): the node keeps offering what it holds", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "error", err.Error())
 			continue
-		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			continue
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err):
+			continue // gone, or replaced: what it held is released
 		case err != nil:
 			return refused, fmt.Errorf("evicting %s/%s from node %s: %w", p.Namespace, p.Name, n.Name, err)
 		}
@@ -62,12 +61,29 @@ func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []P
 	return refused, nil
 }
 
-// markReclaimed writes the stop reason on the pod, with its UID as a
-// precondition.
-func (c *Controller) markReclaimed(ctx context.Context, p Pod) error {
+// eviction asks the Eviction API to evict exactly the pod p (its UID a
+// precondition), or with dryRun only whether it would.
+func (c *Controller) eviction(ctx context.Context, p Pod, dryRun bool) error {
+	uid := types.UID(p.UID)
+	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}, DeleteOptions: opts}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
+	return c.client.SubResource("eviction").Create(ctx, pod, eviction)
+}
+
+// markReclaimed writes the stop reason on the pod, or takes it off again,
+// with its UID as a precondition.
+func (c *Controller) markReclaimed(ctx context.Context, p Pod, mark bool) error {
+	var reason any // null removes the annotation
+	if mark {
+		reason = ReasonReclaimedForOnline
+	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"uid":         p.UID,
-		"annotations": map[string]string{colocation.StopReasonAnnotation: ReasonReclaimedForOnline},
+		"annotations": map[string]any{colocation.StopReasonAnnotation: reason},
 	}})
 	if err != nil {
 		return err
@@ -79,7 +95,7 @@ func (c *Controller) markReclaimed(ctx context.Context, p Pod) error {
 // deficitResource names the resource whose deficit chose the victims:
 // cpu, unless only memory was short.
 func deficitResource(d Decision) string {
-	if d.Held.MilliCPU > d.Target.MilliCPU {
+	if d.Need.MilliCPU > 0 {
 		return "cpu"
 	}
 	return "memory"
@@ -95,8 +111,8 @@ func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision) 
 		return
 	}
 	c.recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonReclaimedForOnline, "Evict",
-		"Evicted pod %s from node %s for online pods: offline pods there held %s, more than the %s it can spare now (online peak %s); the pod restarts elsewhere, not charged to backoffLimit",
-		p.Name, n.Name, d.Held, d.Target, d.OnlinePeak)
+		"Evicted pod %s from node %s for online pods: they use %s there (CPU that lasted, memory at its peak), leaving less than the eviction margin beside the %s offline pods held, of which %s must go; the pod restarts elsewhere, not charged to backoffLimit",
+		p.Name, n.Name, Resources{MilliCPU: d.OnlineLasting.MilliCPU, Memory: d.OnlinePeak.Memory}, d.Held, d.Need)
 }
 
 // stateChanged tells a node's events when its capacity freezes on stale

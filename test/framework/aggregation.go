@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
@@ -39,7 +38,7 @@ func StartAggregatingAPIServer(dir string) (*APIServer, error) {
 		_ = env.Stop() // Start leaves the servers running when installing the CRDs fails
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
-	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	c, err := testClient(env)
 	if err != nil {
 		_ = env.Stop()
 		return nil, err

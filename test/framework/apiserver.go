@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -43,7 +44,7 @@ func StartAPIServer() (*APIServer, error) {
 		_ = env.Stop() // Start leaves the servers running when installing the CRDs fails
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
-	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	c, err := testClient(env)
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -70,3 +71,11 @@ func (a *APIServer) CreateNamespace(ctx context.Context, name string) error {
 
 // Timeout bounds waits in the suites.
 const Timeout = 30 * time.Second
+
+// testClient is the suites' client: unthrottled enough that polling every
+// few hundred milliseconds never waits on the client's own rate limit.
+func testClient(env *envtest.Environment) (client.Client, error) {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	return client.New(cfg, client.Options{Scheme: env.Scheme})
+}

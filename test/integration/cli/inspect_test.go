@@ -163,7 +163,9 @@ func TestGetListsAndRefuses(t *testing.T) {
 
 func TestDescribeAndLogsRefuse(t *testing.T) {
 	ns := newNamespace(t)
-	cli(t, "", "describe", "-n", ns).wantFailure(t, 2, "describe takes exactly one TFJob name")
+	cli(t, "", "describe", "-n", ns).wantFailure(t, 2, "describe takes a TFJob name, or a kind and a name")
+	cli(t, "", "describe", "pod", "x", "-n", ns).wantFailure(t, 2, `unknown kind "pod" (want tfjob or node)`)
+	cli(t, "", "describe", "node", "ghost").wantFailure(t, 1, `node "ghost" not found`)
 	cli(t, "", "describe", "ghost", "-n", ns).wantFailure(t, 1, `TFJob "ghost" not found in namespace `+ns)
 	cli(t, "", "logs", "ghost", "-n", ns).wantFailure(t, 1, `TFJob "ghost" not found`)
 

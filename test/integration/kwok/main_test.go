@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,49 +35,29 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-// run is TestMain's body, so that the deferred stops run before os.Exit.
-// Every process is stopped by the PID it was started with.
+// run is TestMain's body, so that the suite's stops run before os.Exit.
 func run(m *testing.M) (code int) {
-	logs, err := os.MkdirTemp("", "backfill-kwok-suite-")
+	suite, err := framework.NewSuite("kwok")
 	if err != nil {
-		return fail(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	defer func() {
-		if code == 0 && os.Getenv("BACKFILL_KEEP_LOGS") == "" {
-			_ = os.RemoveAll(logs)
-			return
-		}
-		fmt.Fprintf(os.Stderr, "kwok suite: logs kept in %s\n", logs)
-	}()
+	defer func() { code = suite.Close(code) }()
 
 	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
-
-	scheduler, err := apiServer.StartScheduler(logs)
+	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+	scheduler, err := apiServer.StartScheduler(suite.Logs)
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-scheduler", scheduler.Stop)
-
-	kubeconfig, err := apiServer.AdminKubeconfig(logs, "kwok")
-	if err != nil {
-		return fail(err)
+	suite.OnStop("kube-scheduler", scheduler.Stop)
+	if sim, err = suite.StartKwok(apiServer, true); err != nil {
+		return suite.Fail(err)
 	}
-	sim, err = simkwok.Start(simkwok.Options{
-		Binary:     filepath.Join(framework.BinDir(), "kwok"),
-		Kubeconfig: kubeconfig,
-		StateDir:   filepath.Join(logs, "kwok"),
-		ServeLogs:  true,
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kwok", sim.Stop)
-
 	if err := createFixtures(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
 	return m.Run()
 }
@@ -100,15 +79,4 @@ func createFixtures() error {
 		}
 	}
 	return nil
-}
-
-func fail(err error) int {
-	fmt.Fprintf(os.Stderr, "kwok suite: %v\n", err)
-	return 1
-}
-
-func stopOrReport(what string, stop func() error) {
-	if err := stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "kwok suite: stopping %s: %v\n", what, err)
-	}
 }

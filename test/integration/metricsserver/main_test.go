@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,50 +26,32 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-// run is TestMain's body, so that the deferred stops run before os.Exit.
-// Every process is stopped by the PID it was started with.
+// run is TestMain's body, so that the suite's stops run before os.Exit.
 func run(m *testing.M) (code int) {
-	logs, err := os.MkdirTemp("", "backfill-metrics-server-suite-")
+	suite, err := framework.NewSuite("metrics-server")
 	if err != nil {
-		return fail(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	defer func() {
-		if code == 0 && os.Getenv("BACKFILL_KEEP_LOGS") == "" {
-			_ = os.RemoveAll(logs)
-			return
-		}
-		fmt.Fprintf(os.Stderr, "metrics-server suite: logs kept in %s\n", logs)
-	}()
+	defer func() { code = suite.Close(code) }()
 
-	if apiServer, err = framework.StartAggregatingAPIServer(logs); err != nil {
-		return fail(err)
+	if apiServer, err = framework.StartAggregatingAPIServer(suite.Logs); err != nil {
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
-
-	kubeconfig, err := apiServer.AdminKubeconfig(logs, "kwok")
-	if err != nil {
-		return fail(err)
+	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+	if _, err := suite.StartKwok(apiServer, false); err != nil {
+		return suite.Fail(err)
 	}
-	sim, err := simkwok.Start(simkwok.Options{
-		Binary:     filepath.Join(framework.BinDir(), "kwok"),
-		Kubeconfig: kubeconfig,
-		StateDir:   filepath.Join(logs, "kwok"),
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kwok", sim.Stop)
-
 	// The pods first: their metrics take metrics-server two to three
 	// scrapes, which pass while it starts.
 	if err := createFixtures(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	metricsServer, err := apiServer.StartMetricsServer(logs)
+	metricsServer, err := apiServer.StartMetricsServer(suite.Logs)
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("metrics-server", metricsServer.Stop)
+	suite.OnStop("metrics-server", metricsServer.Stop)
 	return m.Run()
 }
 
@@ -94,15 +75,4 @@ func createFixtures() error {
 		}
 	}
 	return nil
-}
-
-func fail(err error) int {
-	fmt.Fprintf(os.Stderr, "metrics-server suite: %v\n", err)
-	return 1
-}
-
-func stopOrReport(what string, stop func() error) {
-	if err := stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "metrics-server suite: stopping %s: %v\n", what, err)
-	}
 }

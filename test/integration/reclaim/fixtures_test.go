@@ -180,21 +180,27 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 }
 
 // throughout checks cond every 200ms for d and fails t the first time it
-// does not hold.
+// does not hold, or when it could look fewer than three times (an answer
+// that errs or is cut short by the deadline says nothing).
 func throughout(t *testing.T, d time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
 	t.Helper()
+	looked := 0
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, d, true, func(ctx context.Context) (bool, error) {
 		ok, state, err := cond(ctx)
-		if ctx.Err() != nil {
-			return false, nil // the time is up: an answer cut short says nothing
+		if err != nil || ctx.Err() != nil {
+			return false, nil
 		}
-		if err != nil || !ok {
-			return false, fmt.Errorf("%s stopped holding (%v); seen: %s", what, err, state)
+		looked++
+		if !ok {
+			return false, fmt.Errorf("%s stopped holding; seen: %s", what, state)
 		}
 		return false, nil
 	})
 	if !wait.Interrupted(err) {
 		t.Fatal(err)
+	}
+	if looked < 3 {
+		t.Fatalf("%s: looked only %d times in %v", what, looked, d)
 	}
 }
 

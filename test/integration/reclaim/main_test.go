@@ -20,7 +20,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 	"github.com/backfill-dev/backfill/test/framework"
@@ -29,8 +28,6 @@ import (
 var (
 	apiServer *framework.APIServer
 	prom      *prometheus
-	// logs holds every process's log; kept when a test fails.
-	logs string
 )
 
 // The manager's reclaim settings: the production model, on a clock fast
@@ -58,88 +55,62 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) (code int) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	var err error
-	if logs, err = os.MkdirTemp("", "backfill-reclaim-suite-"); err != nil {
-		return fail(err)
+	suite, err := framework.NewSuite("reclaim")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	defer func() {
-		if code == 0 && os.Getenv("BACKFILL_KEEP_LOGS") == "" {
-			_ = os.RemoveAll(logs)
-			return
-		}
-		fmt.Fprintf(os.Stderr, "reclaim suite: logs kept in %s\n", logs)
-	}()
+	defer func() { code = suite.Close(code) }()
 
 	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
-	kcm, err := apiServer.StartControllerManager(logs, "garbage-collector-controller")
+	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+	// The disruption controller keeps PodDisruptionBudgets' status, which
+	// the Eviction API reads.
+	kcm, err := apiServer.StartControllerManager(suite.Logs, "garbage-collector-controller,disruption-controller")
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-controller-manager", kcm.Stop)
-	scheduler, err := apiServer.StartScheduler(logs)
+	suite.OnStop("kube-controller-manager", kcm.Stop)
+	scheduler, err := apiServer.StartScheduler(suite.Logs)
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	defer stopOrReport("kube-scheduler", scheduler.Stop)
-
-	kubeconfig, err := apiServer.AdminKubeconfig(logs, "kwok")
+	suite.OnStop("kube-scheduler", scheduler.Stop)
+	sim, err := suite.StartKwok(apiServer, false)
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
-	sim, err := simkwok.Start(simkwok.Options{
-		Binary:     filepath.Join(framework.BinDir(), "kwok"),
-		Kubeconfig: kubeconfig,
-		StateDir:   filepath.Join(logs, "kwok"),
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kwok", sim.Stop)
 
 	metricsPort, err := framework.FreePort()
 	if err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
 	managerMetrics := fmt.Sprintf("127.0.0.1:%d", metricsPort)
-	if prom, err = startPrometheus(filepath.Join(logs, "prometheus"), sim.Address(), managerMetrics); err != nil {
-		return fail(err)
+	if prom, err = startPrometheus(filepath.Join(suite.Logs, "prometheus"), sim.Address(), managerMetrics); err != nil {
+		return suite.Fail(err)
 	}
-	defer stopOrReport("prometheus", prom.stop)
+	suite.OnStop("prometheus", prom.stop)
 
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = managerMetrics, "0"
 	opts.UsageSource, opts.PrometheusURL, opts.PrometheusRateWindow = manager.UsageSourcePrometheus, prom.url, rateWindow
 	opts.ReclaimSettings = settings()
 	if err := opts.Validate(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	defer func() {
+	suite.OnStop("the manager", func() error {
 		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "reclaim suite: manager: %v\n", err)
-		}
-	}()
+		return <-done
+	})
 	if err := createFixtures(); err != nil {
-		return fail(err)
+		return suite.Fail(err)
 	}
 	return m.Run()
-}
-
-func fail(err error) int {
-	fmt.Fprintf(os.Stderr, "reclaim suite: %v\n", err)
-	return 1
-}
-
-func stopOrReport(what string, stop func() error) {
-	if err := stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "reclaim suite: stopping %s: %v\n", what, err)
-	}
 }
 
 // zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.

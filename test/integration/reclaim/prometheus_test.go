@@ -23,7 +23,7 @@ type prometheus struct {
 
 // nodeNames are the nodes the suite's Prometheus scrapes, one kubelet
 // resource endpoint each, as kube-prometheus-stack labels them (node).
-var nodeNames = []string{"reclaim-0", "reclaim-1"}
+var nodeNames = []string{"reclaim-0", "reclaim-1", "reclaim-2"}
 
 // startPrometheus writes a configuration scraping kwok's kubelet metrics of
 // every node and the manager (honor_labels, as the chart's ServiceMonitor

@@ -10,6 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -281,4 +285,64 @@ func TestTooLargeForAnyNode(t *testing.T) {
 	if err != nil || len(pods) != 1 || pods[0].Spec.NodeName != "" {
 		t.Errorf("pods %v (%v): want one, unscheduled", len(pods), err)
 	}
+}
+
+// TestPodDisruptionBudgetHolds: evictions go through the Eviction API, so a
+// PodDisruptionBudget that allows none keeps the pods running; the node
+// then keeps offering what they hold, and they are not marked as evicted.
+func TestPodDisruptionBudgetHolds(t *testing.T) {
+	dumpOnFailure(t)
+	node := nodeNames[2]
+	eventually(t, settled, "node "+node+" to publish its idle CPU", func(ctx context.Context) (bool, string, error) {
+		e, published, err := explanation(ctx, node)
+		return published >= 12240 && e.State == reclaim.StateFresh, fmt.Sprintf("published %dm, %+v", published, e), err
+	})
+	ctx := context.Background()
+	job := trainingJob("guarded", node, 2, "3", time.Hour)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: offlineNS, Name: "guarded"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(2)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{kubeflowv1.JobNameLabel: job.Name}},
+		},
+	}
+	for _, obj := range []client.Object{pdb, job} {
+		if err := apiServer.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), obj) })
+	}
+	eventually(t, settled, "the job's pods to run, guarded by the budget", func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPods(ctx, job.Name)
+		if err != nil {
+			return false, "", err
+		}
+		err = apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pdb), pdb)
+		return running(pods, node) == 2 && pdb.Status.CurrentHealthy == 2 && pdb.Status.DisruptionsAllowed == 0,
+			fmt.Sprintf("%d running, budget %+v", running(pods, node), pdb.Status), err
+	})
+
+	refused := map[string]string{"resource": "cpu", "result": "refused"}
+	before := counter(t, "backfill_reclaim_evictions_total", refused)
+	setOnlineUse(t, node, "3500m")
+	t.Cleanup(func() { setOnlineUse(t, node, "500m") })
+	eventually(t, settled, "the Eviction API to refuse", func(ctx context.Context) (bool, string, error) {
+		n := counter(t, "backfill_reclaim_evictions_total", refused) - before
+		return n >= 1, fmt.Sprintf("%v refused", n), nil
+	})
+	throughout(t, 5*time.Second, "the pods running, the node offering what they hold", func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPods(ctx, job.Name)
+		if err != nil {
+			return false, "", err
+		}
+		_, published, err := explanation(ctx, node)
+		marked := 0
+		for _, p := range pods {
+			if p.Annotations[colocation.StopReasonAnnotation] != "" {
+				marked++
+			}
+		}
+		return running(pods, node) == 2 && published >= 6000 && marked == 0,
+			fmt.Sprintf("%d running, published %dm, %d marked evicted", running(pods, node), published, marked), err
+	})
 }
