@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -29,7 +30,10 @@ type nodeDescription struct {
 func gatherNodeDescription(ctx context.Context, k *kube, name string) (*nodeDescription, error) {
 	var node corev1.Node
 	if err := k.client.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
-		return nil, notFoundOr(err, "", name)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("node %q not found", name)
+		}
+		return nil, fmt.Errorf("getting node %s: %w", name, err)
 	}
 	pods, err := k.clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", name),
