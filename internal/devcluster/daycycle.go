@@ -32,7 +32,8 @@ func onlineShare(h float64) float64 {
 	if h > 7 && h < 22 {
 		share += 0.34 * math.Pow(math.Sin(math.Pi*(h-7)/15), 1.5)
 	}
-	share += 0.3 * math.Exp(-math.Pow((h-15)/1.2, 2)) // the afternoon peak
+	d := (h - 15) / 1.2
+	share += 0.3 * math.Exp(-d*d) // the afternoon peak
 	return share
 }
 

@@ -110,7 +110,7 @@ func (s *PrometheusSource) Usage(ctx context.Context, now time.Time) (map[string
 		results[name] = v
 	}
 	if len(results[queryManager]) == 0 {
-		return nil, errors.New("Prometheus has no backfill_node_allocatable or backfill_offline_pod_info series: it does not scrape the manager (see docs/install.md), and without them offline use would count as online")
+		return nil, errors.New("the Prometheus has no backfill_node_allocatable or backfill_offline_pod_info series: it does not scrape the manager (see docs/install.md), and without them offline use would count as online")
 	}
 	out := map[string]Usage{}
 	for _, smp := range results[queryNewest] {

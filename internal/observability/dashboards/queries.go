@@ -83,9 +83,9 @@ func GPUUtilByTFJobPod() Query {
 	}
 }
 
-// byTier sums one of the manager's per-node, per-tier gauges over nodes.
-func byTier(metric, tier, resource string) string {
-	return fmt.Sprintf(`sum(%s{tier=%q,resource=%q})`, metric, tier, resource)
+// requestsByTier sums a tier's requests of a resource over nodes.
+func requestsByTier(tier, resource string) string {
+	return fmt.Sprintf(`sum(backfill_node_requests{tier=%q,resource=%q})`, tier, resource)
 }
 
 // allocatable sums a resource's allocatable over nodes, by the labels given.
@@ -166,8 +166,8 @@ func CPUUsedByTier() []Query {
 // offline use stacked, with allocatable and requests as lines to compare.
 func CPUByTier() []Query {
 	return append(CPUUsedByTier(),
-		Query{Expr: byTier("backfill_node_requests", online, resourceCPU), Legend: "online requested"},
-		Query{Expr: byTier("backfill_node_requests", offline, resourceCPU), Legend: "offline requested"},
+		Query{Expr: requestsByTier(online, resourceCPU), Legend: "online requested"},
+		Query{Expr: requestsByTier(offline, resourceCPU), Legend: "offline requested"},
 		Query{Expr: allocatable(resourceCPU, ""), Legend: "allocatable"},
 	)
 }

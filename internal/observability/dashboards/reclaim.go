@@ -54,7 +54,7 @@ func frozenByNode() string {
 // cores summed over nodes.
 func ReclaimedCPU() []Query {
 	return []Query{
-		{Expr: byTier(metrics.NameNodeRequests, online, resourceCPU), Legend: "online requested"},
+		{Expr: requestsByTier(online, resourceCPU), Legend: "online requested"},
 		{Expr: "sum(" + expr.OnlineCPUUsedByNodeOver(rateInterval) + ")", Legend: "online used"},
 		{Expr: batchSum(metrics.NameNodeBatchAllocatable, resourceCPU), Legend: "reclaimable"},
 		{Expr: "sum(" + expr.OfflineCPUUsedByNodeOver(rateInterval) + ")", Legend: "offline used"},
@@ -67,7 +67,7 @@ func ReclaimedCPU() []Query {
 // holds near reclaimable are what an online rise evicts.
 func ReclaimedMemory() []Query {
 	return []Query{
-		{Expr: byTier(metrics.NameNodeRequests, online, resourceMemory), Legend: "online requested"},
+		{Expr: requestsByTier(online, resourceMemory), Legend: "online requested"},
 		{Expr: "sum(" + expr.OnlineMemoryUsedByNode() + ")", Legend: "online used"},
 		{Expr: batchSum(metrics.NameNodeBatchAllocatable, resourceMemory), Legend: "reclaimable"},
 		{Expr: batchSum(metrics.NameNodeBatchAllocated, resourceMemory), Legend: "offline holds"},
