@@ -184,6 +184,61 @@ type JobStatus struct {
 	// +listType=set
 	// +optional
 	CountedPods []string `json:"countedPods,omitempty"`
+
+	// progress is what the job's training code last reported to the
+	// manager: its step and epoch, and its last durable checkpoint.
+	// backfill extension.
+	// +optional
+	Progress *Progress `json:"progress,omitempty"`
+
+	// goodput accounts the job's time: productive, or lost by cause.
+	// backfill extension.
+	// +optional
+	Goodput *Goodput `json:"goodput,omitempty"`
+}
+
+// Progress is a job's training progress as its training code reports it
+// (POST to the URL in each tensorflow container's BACKFILL_REPORT_URL).
+type Progress struct {
+	// step is the last step reported.
+	// +kubebuilder:validation:Minimum=0
+	Step int64 `json:"step"`
+	// epoch is the last epoch reported, if any.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Epoch *int64 `json:"epoch,omitempty"`
+	// reportTime is when the last report arrived.
+	ReportTime metav1.Time `json:"reportTime"`
+	// checkpointStep is the step of the last checkpoint reported durable.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CheckpointStep *int64 `json:"checkpointStep,omitempty"`
+	// checkpointTime is when that checkpoint was reported.
+	// +optional
+	CheckpointTime *metav1.Time `json:"checkpointTime,omitempty"`
+}
+
+// Goodput accounts a job's time since it was created, in whole seconds:
+// productive training, or lost by cause. The causes add up, with
+// productiveSeconds, to the job's life until accountedTime.
+type Goodput struct {
+	// productiveSeconds is time training ran and kept its progress.
+	ProductiveSeconds int64 `json:"productiveSeconds"`
+	// progressLostSeconds is training time a disruption undid: from the
+	// last checkpoint (or the start, for a job that reports none) to the
+	// disruption.
+	ProgressLostSeconds int64 `json:"progressLostSeconds"`
+	// recoverySeconds is time from a disruption until every replica ran
+	// again.
+	RecoverySeconds int64 `json:"recoverySeconds"`
+	// waitingSeconds is time waiting for capacity before the job first ran.
+	WaitingSeconds int64 `json:"waitingSeconds"`
+	// accountedTime is when the account was last brought up to date.
+	AccountedTime metav1.Time `json:"accountedTime"`
+	// runningSince is when the job last started running with every
+	// replica: the start of the progress a disruption can undo.
+	// +optional
+	RunningSince *metav1.Time `json:"runningSince,omitempty"`
 }
 
 // ReplicaStatus is the observed state of the pods of one replica type.

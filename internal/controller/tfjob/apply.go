@@ -121,7 +121,7 @@ func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
 
 // podOptions are the manager's settings for the pods it creates.
 func (r *Reconciler) podOptions() podOptions {
-	opts := podOptions{clusterDomain: r.opts.ClusterDomain, offlinePriorityClass: r.opts.OfflinePriorityClass, reclaim: r.opts.Reclaim}
+	opts := podOptions{clusterDomain: r.opts.ClusterDomain, offlinePriorityClass: r.opts.OfflinePriorityClass, reclaim: r.opts.Reclaim, reports: r.opts.Reports}
 	if r.opts.GracePeriod > 0 {
 		grace := int64(r.opts.GracePeriod / time.Second)
 		opts.gracePeriod = &grace

@@ -36,8 +36,9 @@ type stopNotice struct {
 }
 
 // stop plans the operator's own stop of a pod: a running pod gets the
-// notice first and is deleted once it has run out; any other pod is
-// deleted at once.
+// notice first and is deleted once it has run out, or as soon as the job
+// reports a checkpoint made after the notice (the handshake); any other
+// pod is deleted at once.
 func (p *plan) stop(pod *corev1.Pod, reason string, now time.Time, notice time.Duration) {
 	if pod.DeletionTimestamp != nil {
 		return
@@ -52,7 +53,7 @@ func (p *plan) stop(pod *corev1.Pod, reason string, now time.Time, notice time.D
 		p.requeueAt(notice)
 		return
 	}
-	if left := at.Sub(now); left > 0 {
+	if left := at.Sub(now); left > 0 && !p.checkpointed.After(at.Add(-notice)) {
 		p.requeueAt(left)
 		return
 	}

@@ -44,6 +44,11 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		takenPods:     sets.New[string](),
 		takenServices: sets.New[string](),
 	}
+	if r.opts.Progress != nil {
+		if p, ok := r.opts.Progress.Progress(job.UID); ok {
+			obs.progress = &p
+		}
+	}
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingFields{jobNameIndex: job.Name}}
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, opts...); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/progress"
 )
 
 // observed is what one pass sees of a job's children in the cache.
@@ -27,6 +28,9 @@ type observed struct {
 	// missingPriorityClasses are PriorityClasses the job's pods name that
 	// do not exist; pods naming them would be refused.
 	missingPriorityClasses []string
+	// progress is what the job's training code reported since the status
+	// was last written, if anything.
+	progress *kubeflowv1.Progress
 }
 
 // replicaID names one replica of a job.
@@ -60,6 +64,12 @@ type plan struct {
 	podGroupClass            string
 	events                   []event
 	requeueAfter             time.Duration
+	// checkpointed is when the job last reported a durable checkpoint:
+	// a pod given a stop notice before it may stop at once.
+	checkpointed time.Time
+	// running: every replica that should run does; interrupted: the pass
+	// suspended the job. Both feed the goodput account.
+	running, interrupted bool
 }
 
 // policy holds the manager-wide settings a plan depends on.
@@ -77,17 +87,28 @@ type policy struct {
 // and the time. It is pure: the reconciler does the writes.
 func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *plan {
 	p := &plan{status: *job.Status.DeepCopy()}
+	p.status.Progress = progress.Merge(p.status.Progress, obs.progress)
+	if c := p.status.Progress; c != nil && c.CheckpointTime != nil {
+		p.checkpointed = c.CheckpointTime.Time
+	}
+	p.decide(job, obs, now, pol)
+	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
+	return p
+}
+
+// decide is planPass's decisions but for the progress and goodput.
+func (p *plan) decide(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	st := &p.status
 	mnow := metav1Time(now)
 	st.CountedPods = liveCounted(st.CountedPods, obs.pods)
 
 	if isFinished(st) {
 		p.finish(job, obs, now, pol)
-		return p
+		return
 	}
 	if suspended(job) {
 		p.suspend(job, obs, now, pol)
-		return p
+		return
 	}
 	if hasCondition(st, kubeflowv1.JobSuspended) {
 		setCondition(st, kubeflowv1.JobSuspended, corev1.ConditionFalse, reasonResumed, jobMessage(job, "is resumed"), mnow)
@@ -99,10 +120,10 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	switch {
 	case starting && capacityErr != nil:
 		p.hold(reasonInvalidCapacity, jobMessage(job, "cannot start its pods: "+capacityErr.Error()), mnow)
-		return p
+		return
 	case starting && len(obs.missingPriorityClasses) > 0:
 		p.hold(reasonPriorityClassNotFound, priorityClassMessage(job, obs), mnow)
-		return p
+		return
 	}
 	if starting {
 		setCondition(st, kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, jobMessage(job, "is created"), mnow)
@@ -113,7 +134,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	if remaining, ok := deadlineRemaining(job, st, now); ok {
 		if remaining <= 0 {
 			p.fail(job, reasonDeadlineExceeded, jobMessage(job, fmt.Sprintf("has failed because it was active longer than activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds)), obs, now, pol)
-			return p
+			return
 		}
 		p.requeueAt(remaining)
 	}
@@ -123,7 +144,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	if r.failure != "" {
 		counts.restore(st)
 		p.fail(job, reasonFailed, r.failure, obs, now, pol)
-		return p
+		return
 	}
 	if limit := job.Spec.RunPolicy.BackoffLimit; limit != nil && (r.backoffExceeded || st.Restarts+r.inPlaceRestarts > *limit) {
 		restarts := st.Restarts + r.inPlaceRestarts
@@ -133,7 +154,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		}
 		counts.restore(st)
 		p.fail(job, reasonBackoffLimitExceeded, jobMessage(job, "has failed because "+why), obs, now, pol)
-		return p
+		return
 	}
 	if succeeded(job, st) {
 		counts.restore(st)
@@ -141,16 +162,19 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		st.CompletionTime = &mnow
 		p.emit(corev1.EventTypeNormal, reasonSucceeded, jobMessage(job, "successfully completed"))
 		p.finish(job, obs, now, pol)
-		return p
+		return
 	}
 
 	for _, e := range r.events {
 		p.emit(e.eventType, e.reason, e.message)
 	}
+	p.running = r.allRunning
 	switch {
 	case r.restartReason != "":
 		setCondition(st, kubeflowv1.JobRestarting, corev1.ConditionTrue, r.restartReason, r.restartMessage, mnow)
-	case r.decidingRunning:
+	case r.decidingRunning && (r.allRunning || lastCondition(st).Type != kubeflowv1.JobRestarting):
+		// A job restarting stays so until every replica runs again: one
+		// still waiting leaves it degraded, however the rest run.
 		setCondition(st, kubeflowv1.JobRunning, corev1.ConditionTrue, reasonRunning, jobMessage(job, "is running"), mnow)
 	}
 	for _, id := range allReplicas(job) {
@@ -168,7 +192,6 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, priorityClassMessage(job, obs))
 	}
 	p.planGang(job, obs, pol, starting)
-	return p
 }
 
 // hold keeps a job from starting its pods while something it names is
@@ -198,6 +221,8 @@ type replicaScan struct {
 	inPlaceRestarts int32
 	// decidingRunning: a pod of the type that decides success is running.
 	decidingRunning bool
+	// allRunning: every replica not done has a running pod.
+	allRunning bool
 	// backoffExceeded: a replica failed with no restart left.
 	backoffExceeded bool
 	// events announce the restarts; emitted only if the job goes on.
@@ -227,6 +252,7 @@ func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan 
 	var scan replicaScan
 	restarted, disrupted := 0, map[string]int{}
 	deciding := decidingType(job)
+	scan.allRunning = true
 
 	for _, rtype := range replicaTypes(job) {
 		rs := replicaStatusFor(st, job.Name, rtype)
@@ -236,6 +262,10 @@ func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan 
 		for i := 0; i < int(replicas(job.Spec.TFReplicaSpecs[rtype])); i++ {
 			name := replicaName(job.Name, rtype, i)
 			pod := obs.pods[name]
+			if !done.Has(int32(i)) && (pod == nil || pod.DeletionTimestamp != nil ||
+				(pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodSucceeded)) {
+				scan.allRunning = false
+			}
 			switch {
 			case pod == nil:
 				if !done.Has(int32(i)) && !obs.takenPods.Has(name) {

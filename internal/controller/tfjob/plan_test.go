@@ -933,13 +933,10 @@ func TestPlanPassCountsEachDisruptionOnce(t *testing.T) {
 	preempted := makePod(j, Worker, 0).phase(corev1.PodFailed).exitCode(143).disruption(colocation.ReasonPreemptionByScheduler).obj()
 	for pass := 1; pass <= 3; pass++ {
 		p := planPass(job, observe(job, preempted, runningPod(Worker, 1)), testNow, defaultPolicy)
-		// The first pass restarts; the later ones only see worker 1 run.
-		wantState := "Running=True/TFJobRunning"
-		if pass == 1 {
-			wantState = "Restarting=True/PreemptionByScheduler"
-		}
+		// The first pass restarts; the later ones see worker 0 still not
+		// back: the job stays Restarting, not Running, while degraded.
 		want := statusSummary{
-			Conditions:  []string{"Created=True/TFJobCreated", wantState},
+			Conditions:  []string{"Created=True/TFJobCreated", "Restarting=True/PreemptionByScheduler"},
 			StartTime:   rfc(ago(time.Hour)),
 			Disruptions: 1,
 			CountedPods: []string{"uid-j-worker-0"},
@@ -956,6 +953,11 @@ func TestPlanPassCountsEachDisruptionOnce(t *testing.T) {
 			t.Errorf("pass %d: events (-want +got):\n%s", pass, diff)
 		}
 		job.Status = p.status
+	}
+	// Worker 0's replacement runs: every replica does, Running is back.
+	p := planPass(job, observe(job, runningPod(Worker, 0), runningPod(Worker, 1)), testNow, defaultPolicy)
+	if diff := cmp.Diff([]string{"Created=True/TFJobCreated", "Running=True/TFJobRunning"}, summariseStatus(p.status).Conditions); diff != "" {
+		t.Errorf("every replica back: conditions (-want +got):\n%s", diff)
 	}
 }
 

@@ -26,6 +26,8 @@ type podOptions struct {
 	// reclaim moves the pods' cpu and memory to reclaimed capacity, unless
 	// the job opts out.
 	reclaim bool
+	// reports, when set, lets the tensorflow container report progress.
+	reports *ReportAccess
 }
 
 // podFor builds the pod of one replica from its template: our labels, the
@@ -93,6 +95,7 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 		}
 		c.Ports = withDefaultPort(c.Ports)
 		withNoticeVolume(&pod.Spec, c)
+		withReportAccess(job, &pod.Spec, c, opts.reports)
 		if tfConfig != "" {
 			c.Env = append(c.Env, corev1.EnvVar{Name: "TF_CONFIG", Value: tfConfig})
 		}

@@ -20,9 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/progress"
 )
 
 // ControllerName names the controller in logs, events and metrics.
@@ -57,6 +59,12 @@ type Options struct {
 	// Reclaim gives the pods of jobs that do not opt out batch resources
 	// in place of cpu and memory: they run in reclaimed capacity.
 	Reclaim bool
+	// Progress holds what training code reported (nil: no reports); the
+	// controller writes it into the jobs' status.
+	Progress *progress.Store
+	// Reports, when set, is what the tensorflow containers need to report
+	// their progress: the URL, its CA and the token's audience.
+	Reports *ReportAccess
 }
 
 // eventRecorder is the events API the reconciler emits to.
@@ -101,6 +109,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if r.opts.Gang != colocation.GangNone {
 		b = b.Owns(emptyPodGroup(r.opts.Gang))
 	}
+	if r.opts.Progress != nil {
+		// A report wakes its job, which writes it into the status.
+		b = b.WatchesRawSource(source.Channel(r.opts.Progress.Updates(), &handler.EnqueueRequestForObject{}))
+	}
 	return b.Complete(r)
 }
 
@@ -116,6 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if job.DeletionTimestamp != nil {
 		r.expected.forget(job.UID)
+		if r.opts.Progress != nil {
+			r.opts.Progress.Forget(job.UID)
+		}
 		return ctrl.Result{}, r.releaseOrphans(ctx, job.Namespace, job.Name, job.UID)
 	}
 	if !managedHere(job) {

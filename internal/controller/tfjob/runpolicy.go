@@ -72,6 +72,7 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 // The pods it stops join countedPods: if the job resumes before they are
 // gone, their end is the operator's doing, not a disruption.
 func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
+	p.interrupted = true
 	counted := sets.New(p.status.CountedPods...)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
