@@ -54,6 +54,10 @@ type Pod struct {
 	Requests, Limits Amounts
 	// Batch is what the pod requests of reclaimed capacity.
 	Batch colocation.Resources
+	// StopReason and StopAt are the stop notice on the pod, if any: why
+	// backfill stops it and when it gets SIGTERM at the latest.
+	StopReason string
+	StopAt     time.Time
 }
 
 // Node is what the view keeps of a node. Of its ObjectMeta only the name
@@ -101,6 +105,10 @@ func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 	}
 	if pod.Status.StartTime != nil {
 		s.Started = pod.Status.StartTime.Time
+	}
+	if reason, ok := pod.Annotations[colocation.StopReasonAnnotation]; ok {
+		s.StopReason = reason
+		s.StopAt, _ = time.Parse(time.RFC3339, pod.Annotations[colocation.StopAtAnnotation])
 	}
 	if s.Tier != colocation.TierOffline {
 		return s

@@ -16,8 +16,10 @@ type clusterState struct {
 
 // nodesOf groups the view's offline pods by node into what Decide reads.
 // A distributed job is one unit: its pods share a Job, whose work at risk
-// began at the latest start of its pods.
-func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod) clusterState {
+// began at its last checkpoint (checkpoints, by namespace/name), else at
+// the latest start of its pods. A pod given a notice to stop for online
+// pods counts as released, as a terminating one does.
+func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod, checkpoints map[string]time.Time) clusterState {
 	jobs := map[string]*Job{}
 	byNode := map[string][]Pod{}
 	onRequests := map[string]Resources{}
@@ -30,7 +32,7 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod) clusterState {
 			continue
 		}
 		pod := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID), Batch: p.Batch,
-			Terminating: p.DeletionTimestamp != nil, Priority: p.Priority, Started: p.Started}
+			Terminating: p.DeletionTimestamp != nil || p.StopReason == ReasonReclaimedForOnline, Priority: p.Priority, Started: p.Started}
 		if p.TFJob != "" {
 			key := p.Namespace + "/" + p.TFJob
 			j := jobs[key]
@@ -41,9 +43,19 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod) clusterState {
 			j.Replicas++
 			j.Disrupted = j.Disrupted || pod.Terminating
 			j.Since = latest(j.Since, p.Started)
+			if ckpt, ok := checkpoints[key]; ok {
+				j.checkpoint = ckpt
+			}
 			pod.Job = j
 		}
 		byNode[p.Node] = append(byNode[p.Node], pod)
+	}
+	for _, j := range jobs {
+		// Work at risk since the last checkpoint, unless the pods started
+		// after it: silence is not rewarded, a checkpoint is.
+		if !j.checkpoint.IsZero() && j.checkpoint.After(j.Since) {
+			j.Since = j.checkpoint
+		}
 	}
 	s := clusterState{explained: map[string]Explanation{}}
 	for _, n := range nodes {

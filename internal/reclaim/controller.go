@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/metrics"
 )
@@ -31,6 +32,9 @@ type Controller struct {
 	view     *clusterview.View
 	source   UsageSource
 	settings Settings
+	// notice is how long a victim is told before it is evicted, to save a
+	// checkpoint (the operator's --stop-notice).
+	notice   time.Duration
 	recorder eventRecorder
 	clock    clock.PassiveClock
 	log      logr.Logger
@@ -42,9 +46,10 @@ type Controller struct {
 }
 
 // NewController decides with settings from source, reading the cluster
-// from view and writing through c.
-func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
-	return &Controller{client: c, view: view, source: source, settings: settings, recorder: recorder, clock: clk,
+// from view and writing through c; victims get notice before they are
+// evicted.
+func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, notice time.Duration, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
+	return &Controller{client: c, view: view, source: source, settings: settings, notice: notice, recorder: recorder, clock: clk,
 		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{}}
 }
 
@@ -73,21 +78,26 @@ func (c *Controller) Start(ctx context.Context) error {
 func (c *Controller) Sync(ctx context.Context) error {
 	start := c.clock.Now()
 	defer func() { metrics.ReclaimSynced(c.clock.Since(start)) }()
-	usage, err := c.source.Usage(ctx, start)
-	metrics.UsageSourceUp(c.source.Name(), err == nil)
-	if err != nil {
-		c.log.Error(err, "Reading usage: every node's reclaimed capacity is frozen until it works again", "usageSource", c.source.Name())
+	usage, usageErr := c.source.Usage(ctx, start)
+	metrics.UsageSourceUp(c.source.Name(), usageErr == nil)
+	if usageErr != nil {
+		c.log.Error(usageErr, "Reading usage: every node's reclaimed capacity is frozen until it works again", "usageSource", c.source.Name())
 		usage = nil
 	}
-	state := nodesOf(c.view.Nodes(), c.view.Pods())
+	checkpoints, err := c.checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	pods := c.view.Pods()
+	state := nodesOf(c.view.Nodes(), pods, checkpoints)
 	seen := map[string]bool{}
 	var errs []error
 	for _, n := range state.nodes {
 		seen[n.Name] = true
 		u, ok := usage[n.Name]
 		d := Decide(n, optional(u, ok), c.settings, start)
-		if err != nil {
-			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), err)
+		if usageErr != nil {
+			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), usageErr)
 		}
 		errs = append(errs, c.act(ctx, n, d, state.explained[n.Name]))
 		age := time.Duration(-1)
@@ -102,8 +112,24 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	c.known = seen
-	errs = append(errs, c.warnUnfittable(ctx, state.nodes))
+	errs = append(errs, c.evictDue(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, state.nodes))
 	return errors.Join(errs...)
+}
+
+// checkpoints are the TFJobs' last reported checkpoints, by
+// namespace/name, from the manager's cache.
+func (c *Controller) checkpoints(ctx context.Context) (map[string]time.Time, error) {
+	var jobs kubeflowv1.TFJobList
+	if err := c.client.List(ctx, &jobs); err != nil {
+		return nil, fmt.Errorf("listing TFJobs for their checkpoints: %w", err)
+	}
+	out := map[string]time.Time{}
+	for _, j := range jobs.Items {
+		if p := j.Status.Progress; p != nil && p.CheckpointTime != nil {
+			out[j.Namespace+"/"+j.Name] = p.CheckpointTime.Time
+		}
+	}
+	return out, nil
 }
 
 func optional(u Usage, ok bool) *Usage {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/metrics"
 )
@@ -22,73 +24,124 @@ import (
 // online protection, and of the disruption it counts on the TFJob.
 const ReasonReclaimedForOnline = colocation.ReasonReclaimedForOnline
 
-// evict evicts a decision's victims through the Eviction API, so that
-// PodDisruptionBudgets and the pods' grace periods hold. A pod the API
-// would evict (a dry run says so) is first annotated with the stop reason
-// ReclaimedForOnline, which makes the operator count its end as that
-// disruption; a pod it refuses is left unmarked. Every request carries the
-// pod's UID: a replacement of the same name is never evicted in its place.
-// It returns the pods the Eviction API refused.
+// evict gives a decision's victims their stop notice: the stop reason
+// ReclaimedForOnline, which makes the operator count their end as that
+// disruption, and the time they are evicted at the latest (evictDue evicts
+// them then, or as soon as their job reports a checkpoint). Only a pod the
+// Eviction API would evict now (a dry run says so) is noticed: one a
+// PodDisruptionBudget protects is left unmarked and keeps what it holds.
+// Every request carries the pod's UID, so a replacement of the same name
+// is never noticed or evicted in its place. It returns the pods refused.
 func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []Pod, err error) {
 	resource := deficitResource(d)
+	at := c.clock.Now().Add(c.notice).Truncate(time.Second)
 	for _, p := range d.Evict {
-		err := c.eviction(ctx, p, true)
+		err := c.eviction(ctx, p.Namespace, p.Name, p.UID, true)
 		if err == nil {
-			if err = c.markReclaimed(ctx, p, true); err == nil {
-				if err = c.eviction(ctx, p, false); apierrors.IsTooManyRequests(err) {
-					// Refused between the dry run and now: a later
-					// disruption of the pod is not this one.
-					err = errors.Join(err, c.markReclaimed(ctx, p, false))
-				}
-			}
+			err = c.notify(ctx, p.Namespace, p.Name, p.UID, &at)
 		}
 		switch {
 		case apierrors.IsTooManyRequests(err):
 			refused = append(refused, p)
 			metrics.Evicted(resource, metrics.EvictionRefused)
-			c.log.Info("The Eviction API refused to evict an offline pod (a PodDisruptionBudget?): the node keeps offering what it holds", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "error", err.Error())
+			c.log.Info("The Eviction API refuses to evict an offline pod (a PodDisruptionBudget?): the node keeps offering what it holds", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "error", err.Error())
 			continue
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err):
 			continue // gone, or replaced: what it held is released
 		case err != nil:
-			return refused, fmt.Errorf("evicting %s/%s from node %s: %w", p.Namespace, p.Name, n.Name, err)
+			return refused, fmt.Errorf("telling %s/%s on node %s to stop: %w", p.Namespace, p.Name, n.Name, err)
 		}
-		metrics.Evicted(resource, metrics.EvictionEvicted)
-		c.log.Info("Evicted an offline pod for online work", "pod", p.Namespace+"/"+p.Name, "node", n.Name,
-			"held", d.Held.String(), "target", d.Target.String(), "onlinePeak", d.OnlinePeak.String())
-		c.eventOnJob(ctx, p, n, d)
+		c.log.Info("Stopping an offline pod for online work", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "at", at,
+			"held", d.Held.String(), "need", d.Need.String(), "onlinePeak", d.OnlinePeak.String())
+		c.eventOnJob(ctx, p, n, d, at)
+		if c.notice <= 0 {
+			errs := c.evictNoticed(ctx, p.Namespace, p.Name, p.UID, resource)
+			if errs != nil {
+				return refused, errs
+			}
+		}
 	}
 	return refused, nil
 }
 
-// eviction asks the Eviction API to evict exactly the pod p (its UID a
-// precondition), or with dryRun only whether it would.
-func (c *Controller) eviction(ctx context.Context, p Pod, dryRun bool) error {
-	uid := types.UID(p.UID)
-	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+// evictDue evicts the pods given notice for online pods whose time has
+// come: the notice ran out, or their job reported a checkpoint after it
+// began (the handshake), so that no more work is lost by waiting.
+func (c *Controller) evictDue(ctx context.Context, pods []*clusterview.Pod, checkpoints map[string]time.Time, now time.Time) error {
+	var errs []error
+	for _, p := range pods {
+		if p.StopReason != ReasonReclaimedForOnline || p.DeletionTimestamp != nil || !due(p, checkpoints[p.Namespace+"/"+p.TFJob], c.notice, now) {
+			continue
+		}
+		errs = append(errs, c.evictNoticed(ctx, p.Namespace, p.Name, string(p.UID), resourceOf(p)))
+	}
+	return errors.Join(errs...)
+}
+
+// due reports whether a pod under notice is to be evicted now: its notice
+// ran out, or its job checkpointed after the notice began.
+func due(p *clusterview.Pod, checkpoint time.Time, notice time.Duration, now time.Time) bool {
+	return !now.Before(p.StopAt) || checkpoint.After(p.StopAt.Add(-notice))
+}
+
+// resourceOf names what a noticed pod is evicted for, for the metric:
+// what it holds most of.
+func resourceOf(p *clusterview.Pod) string {
+	if p.Batch.MilliCPU > 0 {
+		return "cpu"
+	}
+	return "memory"
+}
+
+// evictNoticed evicts a pod under notice; a refusal (a PodDisruptionBudget
+// that changed its mind since the dry run) takes the notice off again, so
+// that a later disruption of the pod is not counted as this one.
+func (c *Controller) evictNoticed(ctx context.Context, namespace, name, uid, resource string) error {
+	err := c.eviction(ctx, namespace, name, uid, false)
+	switch {
+	case err == nil:
+		metrics.Evicted(resource, metrics.EvictionEvicted)
+		c.log.Info("Evicted an offline pod for online work", "pod", namespace+"/"+name)
+		return nil
+	case apierrors.IsTooManyRequests(err):
+		metrics.Evicted(resource, metrics.EvictionRefused)
+		return client.IgnoreNotFound(c.notify(ctx, namespace, name, uid, nil))
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return nil
+	}
+	return fmt.Errorf("evicting %s/%s: %w", namespace, name, err)
+}
+
+// eviction asks the Eviction API to evict exactly the pod of uid, or with
+// dryRun only whether it would.
+func (c *Controller) eviction(ctx context.Context, namespace, name, uid string, dryRun bool) error {
+	u := types.UID(uid)
+	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}, DeleteOptions: opts}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, DeleteOptions: opts}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	return c.client.SubResource("eviction").Create(ctx, pod, eviction)
 }
 
-// markReclaimed writes the stop reason on the pod, or takes it off again,
-// with its UID as a precondition.
-func (c *Controller) markReclaimed(ctx context.Context, p Pod, mark bool) error {
-	var reason any // null removes the annotation
-	if mark {
-		reason = ReasonReclaimedForOnline
+// notify writes the stop notice on a pod (the reason ReclaimedForOnline
+// and when it is evicted at the latest), or with at nil takes it off, with
+// the pod's UID as a precondition. The tensorflow container reads it in
+// its downward-API file, as it reads the operator's own notices.
+func (c *Controller) notify(ctx context.Context, namespace, name, uid string, at *time.Time) error {
+	var reason, stopAt any // null removes an annotation
+	if at != nil {
+		reason, stopAt = ReasonReclaimedForOnline, at.UTC().Format(time.RFC3339)
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         p.UID,
-		"annotations": map[string]any{colocation.StopReasonAnnotation: reason},
+		"uid":         uid,
+		"annotations": map[string]any{colocation.StopReasonAnnotation: reason, colocation.StopAtAnnotation: stopAt},
 	}})
 	if err != nil {
 		return err
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	return c.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch))
 }
 
@@ -101,8 +154,8 @@ func deficitResource(d Decision) string {
 	return "memory"
 }
 
-// eventOnJob tells the evicted pod's TFJob why.
-func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision) {
+// eventOnJob tells the stopped pod's TFJob why, and when.
+func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision, at time.Time) {
 	if p.Job == nil {
 		return
 	}
@@ -111,8 +164,8 @@ func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision) 
 		return
 	}
 	c.recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonReclaimedForOnline, "Evict",
-		"Evicted pod %s from node %s for online pods: they use %s there (CPU that lasted, memory at its peak), leaving less than the eviction margin beside the %s offline pods held, of which %s must go; the pod restarts elsewhere, not charged to backoffLimit",
-		p.Name, n.Name, Resources{MilliCPU: d.OnlineLasting.MilliCPU, Memory: d.OnlinePeak.Memory}, d.Held, d.Need)
+		"Evicting pod %s from node %s for online pods at %s, or as soon as the job reports a checkpoint: they use %s there (CPU that lasted, memory at its peak), leaving less than the eviction margin beside the %s offline pods held, of which %s must go; the pod restarts elsewhere, not charged to backoffLimit",
+		p.Name, n.Name, at.UTC().Format(time.RFC3339), Resources{MilliCPU: d.OnlineLasting.MilliCPU, Memory: d.OnlinePeak.Memory}, d.Held, d.Need)
 }
 
 // stateChanged tells a node's events when its capacity freezes on stale

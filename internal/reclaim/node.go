@@ -49,6 +49,8 @@ type Job struct {
 	// Disrupted: a pod of the job is already being stopped, so its work
 	// since Since is lost whatever else is evicted.
 	Disrupted bool
+	// checkpoint is the job's last reported checkpoint (zero: none).
+	checkpoint time.Time
 }
 
 // Usage is what a usage source measured of one node.

@@ -35,6 +35,9 @@ var (
 const (
 	scrapeInterval = time.Second
 	rateWindow     = 5 * time.Second
+	// stopNotice is how long a victim is told before it is evicted: long
+	// enough to tell an eviction on a checkpoint from one at the end.
+	stopNotice = 20 * time.Second
 )
 
 func settings() reclaim.Settings {
@@ -97,6 +100,7 @@ func run(m *testing.M) (code int) {
 	opts.MetricsAddress, opts.HealthAddress = managerMetrics, "0"
 	opts.UsageSource, opts.PrometheusURL, opts.PrometheusRateWindow = manager.UsageSourcePrometheus, prom.url, rateWindow
 	opts.ReclaimSettings = settings()
+	opts.StopNotice = stopNotice
 	if err := opts.Validate(); err != nil {
 		return suite.Fail(err)
 	}

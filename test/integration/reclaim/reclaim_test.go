@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -345,4 +347,69 @@ func TestPodDisruptionBudgetHolds(t *testing.T) {
 		return running(pods, node) == 2 && published >= 6000 && marked == 0,
 			fmt.Sprintf("%d running, published %dm, %d marked evicted", running(pods, node), published, marked), err
 	})
+}
+
+// TestCheckpointEndsTheNotice: a pod told to stop for online pods is
+// evicted as soon as its job reports a checkpoint made after the notice,
+// not at the notice's end: no more work is lost by waiting.
+func TestCheckpointEndsTheNotice(t *testing.T) {
+	dumpOnFailure(t)
+	node := nodeNames[1]
+	eventually(t, settled, "node "+node+" to publish its idle CPU", func(ctx context.Context) (bool, string, error) {
+		e, published, err := explanation(ctx, node)
+		return published >= 12240 && e.State == reclaim.StateFresh, fmt.Sprintf("published %dm, %+v", published, e), err
+	})
+	ctx := context.Background()
+	job := trainingJob("saver", node, 1, "3", time.Hour)
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
+	var pod corev1.Pod
+	eventually(t, settled, "the job's pod to run", func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPods(ctx, job.Name)
+		if len(pods) == 1 {
+			pod = pods[0]
+		}
+		return running(pods, node) == 1, fmt.Sprintf("%d running", running(pods, node)), err
+	})
+
+	setOnlineUse(t, node, "3500m")
+	t.Cleanup(func() { setOnlineUse(t, node, "500m") })
+	var stopAt time.Time
+	eventually(t, settled, "the stop notice on the pod", func(ctx context.Context) (bool, string, error) {
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), &pod)
+		stopAt, _ = time.Parse(time.RFC3339, pod.Annotations[colocation.StopAtAnnotation])
+		return pod.Annotations[colocation.StopReasonAnnotation] == colocation.ReasonReclaimedForOnline && !stopAt.IsZero(),
+			fmt.Sprintf("annotations %v", pod.Annotations), err
+	})
+	throughout(t, 3*time.Second, "the pod running out its notice without a checkpoint", func(ctx context.Context) (bool, string, error) {
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), &pod)
+		return pod.DeletionTimestamp == nil, fmt.Sprintf("deleting %v", pod.DeletionTimestamp), err
+	})
+
+	// The training code saves and reports it (what the report endpoint
+	// writes, written here directly).
+	saved := metav1.Now()
+	patch := fmt.Sprintf(`{"status":{"progress":{"step":500,"reportTime":%q,"checkpointStep":500,"checkpointTime":%q}}}`,
+		saved.UTC().Format(time.RFC3339), saved.UTC().Format(time.RFC3339))
+	if err := apiServer.Client.Status().Patch(ctx, job, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	var evicted time.Time
+	eventually(t, stopNotice, "the pod evicted after the checkpoint", func(ctx context.Context) (bool, string, error) {
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), &pod)
+		if apierrors.IsNotFound(err) {
+			evicted = time.Now()
+			return true, "", nil
+		}
+		if pod.DeletionTimestamp != nil {
+			evicted = pod.DeletionTimestamp.Time
+			return true, "", nil
+		}
+		return false, "still running", err
+	})
+	if !evicted.Before(stopAt) {
+		t.Errorf("evicted at %v, not before the notice's end %v: the checkpoint did not end the notice", evicted, stopAt)
+	}
 }
