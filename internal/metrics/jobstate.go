@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +64,8 @@ func newJobStateCollector() *jobStateCollector {
 		running: prometheus.NewDesc(NameJobRunningTime,
 			"Unix time at which a TFJob last entered Running (its Running condition's lastTransitionTime; after a restart, the latest entry, not the first); absent while it has none.",
 			[]string{"namespace", "tfjob"}, nil),
+		training: newTrainingDescs(),
+		now:      time.Now,
 	}
 }
 
@@ -70,6 +73,10 @@ func newJobStateCollector() *jobStateCollector {
 // at every scrape, once the manager leads, like backfill_tfjobs.
 type jobStateCollector struct {
 	info, replicas, restarts, disruptions, created, running *prometheus.Desc
+	training                                                trainingDescs
+	// now is the scrape's time, which the goodput account is brought up
+	// to; tests fix it.
+	now func() time.Time
 
 	mu           sync.Mutex
 	reader       client.Reader
@@ -87,7 +94,7 @@ func (c *jobStateCollector) use(reader client.Reader, leading <-chan struct{}, o
 
 // Describe implements prometheus.Collector.
 func (c *jobStateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.replicas, c.restarts, c.disruptions, c.created, c.running} {
+	for _, d := range append([]*prometheus.Desc{c.info, c.replicas, c.restarts, c.disruptions, c.created, c.running}, c.training.all()...) {
 		ch <- d
 	}
 }
@@ -107,13 +114,14 @@ func (c *jobStateCollector) Collect(ch chan<- prometheus.Metric) {
 		ctrl.Log.WithName("metrics").Error(err, "Listing TFJobs for "+NameJobInfo)
 		return
 	}
+	now := c.now()
 	for i := range jobs.Items {
-		c.collectJob(ch, &jobs.Items[i], offlineClass)
+		c.collectJob(ch, &jobs.Items[i], offlineClass, now)
 	}
 }
 
-// collectJob sends the series of one job.
-func (c *jobStateCollector) collectJob(ch chan<- prometheus.Metric, job *kubeflowv1.TFJob, offlineClass string) {
+// collectJob sends the series of one job, as of now.
+func (c *jobStateCollector) collectJob(ch chan<- prometheus.Metric, job *kubeflowv1.TFJob, offlineClass string, now time.Time) {
 	ns, name := job.Namespace, job.Name
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{ns, name}, labels...)...)
@@ -144,6 +152,7 @@ func (c *jobStateCollector) collectJob(ch chan<- prometheus.Metric, job *kubeflo
 	if ran, ok := runningSince(&job.Status); ok {
 		gauge(c.running, ran)
 	}
+	c.training.collect(job, now, gauge)
 }
 
 // runningSince is when the job last started running, from its Running

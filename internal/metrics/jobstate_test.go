@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -21,6 +22,12 @@ func TestJobState(t *testing.T) {
 			st.ReplicaStatuses[kubeflowv1.ReplicaTypePS] = &kubeflowv1.ReplicaStatus{Active: 1, Failed: 1}
 			st.Restarts, st.Disruptions = 2, 3
 			st.Conditions[1].LastTransitionTime = metav1.NewTime(ago(30 * time.Minute))
+			// Accounted when it last started, 30 minutes ago: the scrape
+			// adds those 30 minutes to productive.
+			st.Goodput = &kubeflowv1.Goodput{ProductiveSeconds: 1200, ProgressLostSeconds: 300, RecoverySeconds: 240, WaitingSeconds: 60,
+				AccountedTime: metav1.NewTime(ago(30 * time.Minute)), RunningSince: ptr.To(metav1.NewTime(ago(30 * time.Minute)))}
+			st.Progress = &kubeflowv1.Progress{Step: 4200, ReportTime: metav1.NewTime(ago(time.Minute)),
+				CheckpointStep: ptr.To(int64(4000)), CheckpointTime: ptr.To(metav1.NewTime(ago(10 * time.Minute)))}
 		}))
 	running.Name = "running"
 	running.Spec.RunPolicy.SchedulingPolicy = &kubeflowv1.SchedulingPolicy{PriorityClass: "batch-low"}
@@ -30,6 +37,9 @@ func TestJobState(t *testing.T) {
 			st.Conditions[1].LastUpdateTime = metav1.NewTime(ago(20 * time.Minute))
 			st.Conditions[1].LastTransitionTime = metav1.NewTime(ago(5 * time.Minute))
 			st.ReplicaStatuses = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{kubeflowv1.ReplicaTypeWorker: {Succeeded: 1}}
+			// Closed when it succeeded: the scrape adds nothing.
+			st.Goodput = &kubeflowv1.Goodput{ProductiveSeconds: 2400, WaitingSeconds: 600, AccountedTime: metav1.NewTime(ago(10 * time.Minute))}
+			st.Progress = &kubeflowv1.Progress{Step: 9000, ReportTime: metav1.NewTime(ago(10 * time.Minute))} // no checkpoint
 		}))
 	done.Name = "done"
 	done.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Spec.PriorityClassName = "team-b-training"
@@ -53,6 +63,12 @@ func TestJobState(t *testing.T) {
 		"backfill_tfjob_disruptions{namespace=team-a,tfjob=running}":                                      3,
 		"backfill_tfjob_created_timestamp_seconds{namespace=team-a,tfjob=running}":                        created,
 		"backfill_tfjob_running_timestamp_seconds{namespace=team-a,tfjob=running}":                        float64(ago(30 * time.Minute).Unix()),
+		"backfill_tfjob_goodput_seconds{cause=productive,namespace=team-a,tfjob=running}":                 3000,
+		"backfill_tfjob_goodput_seconds{cause=progress_lost,namespace=team-a,tfjob=running}":              300,
+		"backfill_tfjob_goodput_seconds{cause=recovery,namespace=team-a,tfjob=running}":                   240,
+		"backfill_tfjob_goodput_seconds{cause=waiting,namespace=team-a,tfjob=running}":                    60,
+		"backfill_tfjob_progress_step{namespace=team-a,tfjob=running}":                                    4200,
+		"backfill_tfjob_checkpoint_timestamp_seconds{namespace=team-a,tfjob=running}":                     float64(ago(10 * time.Minute).Unix()),
 		"backfill_tfjob_info{namespace=team-b,phase=Succeeded,priority_class=team-b-training,tfjob=done}": 1,
 		"backfill_tfjob_replicas{namespace=team-b,replica_type=worker,state=desired,tfjob=done}":          1,
 		"backfill_tfjob_replicas{namespace=team-b,replica_type=worker,state=active,tfjob=done}":           0,
@@ -62,6 +78,11 @@ func TestJobState(t *testing.T) {
 		"backfill_tfjob_disruptions{namespace=team-b,tfjob=done}":                                         0,
 		"backfill_tfjob_created_timestamp_seconds{namespace=team-b,tfjob=done}":                           created,
 		"backfill_tfjob_running_timestamp_seconds{namespace=team-b,tfjob=done}":                           float64(ago(20 * time.Minute).Unix()),
+		"backfill_tfjob_goodput_seconds{cause=productive,namespace=team-b,tfjob=done}":                    2400,
+		"backfill_tfjob_goodput_seconds{cause=progress_lost,namespace=team-b,tfjob=done}":                 0,
+		"backfill_tfjob_goodput_seconds{cause=recovery,namespace=team-b,tfjob=done}":                      0,
+		"backfill_tfjob_goodput_seconds{cause=waiting,namespace=team-b,tfjob=done}":                       600,
+		"backfill_tfjob_progress_step{namespace=team-b,tfjob=done}":                                       9000,
 		"backfill_tfjob_info{namespace=team-a,phase=Pending,priority_class=backfill-offline,tfjob=fresh}": 1,
 		"backfill_tfjob_replicas{namespace=team-a,replica_type=worker,state=desired,tfjob=fresh}":         1,
 		"backfill_tfjob_replicas{namespace=team-a,replica_type=worker,state=active,tfjob=fresh}":          0,
@@ -70,6 +91,11 @@ func TestJobState(t *testing.T) {
 		"backfill_tfjob_restarts{namespace=team-a,tfjob=fresh}":                                           0,
 		"backfill_tfjob_disruptions{namespace=team-a,tfjob=fresh}":                                        0,
 		"backfill_tfjob_created_timestamp_seconds{namespace=team-a,tfjob=fresh}":                          created,
+		// Never accounted, never ran: its whole hour is waiting.
+		"backfill_tfjob_goodput_seconds{cause=productive,namespace=team-a,tfjob=fresh}":    0,
+		"backfill_tfjob_goodput_seconds{cause=progress_lost,namespace=team-a,tfjob=fresh}": 0,
+		"backfill_tfjob_goodput_seconds{cause=recovery,namespace=team-a,tfjob=fresh}":      0,
+		"backfill_tfjob_goodput_seconds{cause=waiting,namespace=team-a,tfjob=fresh}":       3600,
 	}
 	leading := make(chan struct{})
 	close(leading)
@@ -85,6 +111,7 @@ func TestJobState(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := newJobStateCollector()
+			c.now = func() time.Time { return testNow }
 			c.use(tc.reader, tc.leading, "backfill-offline")
 			reg := prometheus.NewPedanticRegistry()
 			reg.MustRegister(c)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -39,6 +40,9 @@ var every = []documented{
 	{NameJobDisruptions, "gauge", []string{"namespace", "tfjob"}},
 	{NameJobCreatedTime, "gauge", []string{"namespace", "tfjob"}},
 	{NameJobRunningTime, "gauge", []string{"namespace", "tfjob"}},
+	{NameJobGoodput, "gauge", []string{"namespace", "tfjob", "cause"}},
+	{NameJobCheckpointTime, "gauge", []string{"namespace", "tfjob"}},
+	{NameJobProgressStep, "gauge", []string{"namespace", "tfjob"}},
 	{NameNodeAllocatable, "gauge", []string{"node", "resource"}},
 	{NameNodeRequests, "gauge", []string{"node", "tier", "resource"}},
 	{NameNodeLimits, "gauge", []string{"node", "tier", "resource"}},
@@ -66,26 +70,30 @@ var every = []documented{
 // that goes with it; TestJobState and TestColocationState check them.
 var stateGauges = []string{
 	NameJobInfo, NameJobReplicas, NameJobRestarts, NameJobDisruptions, NameJobCreatedTime, NameJobRunningTime,
+	NameJobGoodput, NameJobCheckpointTime, NameJobProgressStep,
 	NameNodeAllocatable, NameNodeRequests, NameNodeLimits, NameNodePods, NameOfflinePodInfo,
 	NameNodeBatchAllocatable, NameNodeBatchAllocated, NameReclaimTarget, NameReclaimOnlinePeak, NameReclaimUsageAge, NameReclaimFrozen,
 }
 
 // TestLabelsBounded feeds every entry point odd input and checks that each
 // series has only its documented labels, with values from the documented
-// sets (namespaces aside), and never a job or pod name.
+// sets (namespaces aside), and never a job or pod name but in the tfjob
+// label of the per-TFJob state gauges, which carry it by design.
 func TestLabelsBounded(t *testing.T) {
 	namespaces := []string{"team-a", "team-b"}
 	bounded := map[string][]string{
-		"framework":     {Framework},
-		"phase":         append(slices.Clone(Phases), PhaseUnknown),
-		"replica_type":  ReplicaTypes,
-		"cause":         {string(CauseExitCode), string(CauseOnFailure), string(CauseInPlace)},
-		"reason":        DisruptionReasons,
-		"result":        {ResultSucceeded, ResultFailed, EvictionEvicted, EvictionRefused},
-		"resource":      BatchResources,
-		"source":        {"prometheus", "metrics-api"},
-		"namespace":     namespaces,
-		"job_namespace": namespaces,
+		"framework":      {Framework},
+		"phase":          append(slices.Clone(Phases), PhaseUnknown),
+		"replica_type":   ReplicaTypes,
+		"cause":          append([]string{string(CauseExitCode), string(CauseOnFailure), string(CauseInPlace)}, GoodputCauses...),
+		"state":          ReplicaStates,
+		"priority_class": {"backfill-offline"},
+		"reason":         DisruptionReasons,
+		"result":         {ResultSucceeded, ResultFailed, EvictionEvicted, EvictionRefused},
+		"resource":       BatchResources,
+		"source":         {"prometheus", "metrics-api"},
+		"namespace":      namespaces,
+		"job_namespace":  namespaces,
 	}
 	leading := make(chan struct{})
 	close(leading)
@@ -94,6 +102,11 @@ func TestLabelsBounded(t *testing.T) {
 		for _, conditions := range [][]string{nil, {"Created"}, {"Created", "Running"}, {"Created", "Restarting"}, {"Created", "Failed"}, {"Created", "Running=False", "Succeeded"}, {"Whatever"}} {
 			j := job(ns, twoWorkersOnePS, status(conditions...))
 			j.Name = "job-with-a-unique-name-" + ns + strings.Join(conditions, "-") + string(rune('a'+i))
+			if len(conditions)%2 == 0 {
+				// Some with an account and a checkpoint, the others with neither.
+				j.Status.Goodput = &kubeflowv1.Goodput{ProductiveSeconds: 100, ProgressLostSeconds: 50, AccountedTime: metav1.NewTime(ago(time.Minute))}
+				j.Status.Progress = &kubeflowv1.Progress{Step: 7, CheckpointStep: ptr.To[int64](5), CheckpointTime: ptr.To(metav1.NewTime(ago(time.Minute)))}
+			}
 			jobs = append(jobs, j)
 		}
 	}
@@ -127,8 +140,10 @@ func TestLabelsBounded(t *testing.T) {
 		objs = append(objs, j)
 	}
 	phases.use(fakeReader(t, objs...), leading)
+	state := newJobStateCollector()
+	state.use(fakeReader(t, objs...), leading, "backfill-offline")
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(phases)
+	reg.MustRegister(phases, state)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +173,12 @@ func TestLabelsBounded(t *testing.T) {
 			label, value, _ := strings.Cut(pair, "=")
 			if !slices.Contains(every[i].labels, label) {
 				t.Errorf("Series %s: label %s is not one of %v", s, label, every[i].labels)
+			}
+			if label == "tfjob" && slices.Contains(stateGauges, name) {
+				if !slices.ContainsFunc(jobs, func(j *kubeflowv1.TFJob) bool { return j.Name == value }) {
+					t.Errorf("Series %s: tfjob=%q names no job", s, value)
+				}
+				continue
 			}
 			if !slices.Contains(bounded[label], value) {
 				t.Errorf("Series %s: %s=%q is not one of %v", s, label, value, bounded[label])

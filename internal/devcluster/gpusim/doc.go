@@ -8,9 +8,10 @@
 // metric names and labels (DCGM_FI_DEV_GPU_UTIL{gpu, UUID, device, modelName,
 // Hostname, pod, namespace, container} and friends). Dashboards and alerts
 // written for a real dcgm-exporter therefore work unchanged against the
-// local cluster. Every series says what it is: the modelName label ends in
-// "(simulated)", the UUIDs are derived from node names, and the metrics'
-// help text says "simulated".
+// local cluster. A pod's annotations can stage the readings of the GPUs it
+// holds (UtilAnnotation, MemoryAnnotation). Every series says what it is:
+// the modelName label ends in "(simulated)", the UUIDs are derived from
+// node names, and the metrics' help text says "simulated".
 //
 // Snapshot is the whole model as a pure function of nodes, pods and time;
 // Collector and NewServer serve it over HTTP, listing the cluster at every

@@ -12,6 +12,13 @@ import (
 // that is not a number is ignored.
 const UtilAnnotation = "backfill.dev/sim-gpu-util"
 
+// MemoryAnnotation on a pod sets the share of memory in use, in percent
+// from 0 to 100, that the simulator reports for every GPU the pod holds,
+// so that a demo or a test can stage a GPU running out of memory
+// (BackfillTFJobGPUMemoryNearFull). Values outside 0–100 are clamped; a
+// value that is not a number is ignored.
+const MemoryAnnotation = "backfill.dev/sim-gpu-memory"
+
 // The simulated card's physics: made up, but in the range of an A100 80 GB,
 // so that panels and alert thresholds written for real GPUs show something
 // sensible.
@@ -30,12 +37,14 @@ const (
 
 // setReadings fills in g's readings at now: a free GPU idles; a held GPU runs
 // at the utilisation its pod's UtilAnnotation asks for, or else busy with a
-// small wobble that depends only on now and the GPU's index.
+// small wobble that depends only on now and the GPU's index. A held GPU's
+// memory follows its utilisation, a loaded model plus what its steps
+// take, unless the pod's MemoryAnnotation sets it.
 func (g *GPU) setReadings(h *holder, now time.Time) {
 	util := 0.0
 	if h != nil {
 		var ok bool
-		if util, ok = annotatedUtil(h.pod.Annotations); !ok {
+		if util, ok = annotatedPercent(h.pod.Annotations, UtilAnnotation); !ok {
 			util = busyUtilAt(now, g.Index)
 		}
 	}
@@ -44,14 +53,19 @@ func (g *GPU) setReadings(h *holder, now time.Time) {
 	g.TempC = math.Round(idleTempC + tempPerUtil*util)
 	g.PowerW = math.Round((idlePowerW+powerPerUtil*util)*1000) / 1000
 	if h != nil {
-		g.FBUsedMiB = math.Round(fbTotal * (heldFBShare + activeFBShare*util/100))
+		share, ok := annotatedPercent(h.pod.Annotations, MemoryAnnotation)
+		if !ok {
+			share = 100 * (heldFBShare + activeFBShare*util/100)
+		}
+		g.FBUsedMiB = math.Round(fbTotal * share / 100)
 	}
 	g.FBFreeMiB = fbTotal - g.FBUsedMiB
 }
 
-// annotatedUtil reads UtilAnnotation from a pod's annotations.
-func annotatedUtil(annotations map[string]string) (float64, bool) {
-	v, ok := annotations[UtilAnnotation]
+// annotatedPercent reads a percentage annotation (UtilAnnotation,
+// MemoryAnnotation) from a pod's annotations, clamped to 0–100.
+func annotatedPercent(annotations map[string]string, key string) (float64, bool) {
+	v, ok := annotations[key]
 	if !ok {
 		return 0, false
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,6 +117,18 @@ func TestServerMetrics(t *testing.T) {
 	sort.Slice(gotUtil, func(i, j int) bool { return gotUtil[i].labels["gpu"] < gotUtil[j].labels["gpu"] })
 	if diff := cmp.Diff(wantUtil, gotUtil, cmp.AllowUnexported(series{})); diff != "" {
 		t.Errorf("DCGM_FI_DEV_GPU_UTIL (-want +got):\n%s", diff)
+	}
+	// Memory in MiB, by GPU index: at 42% the held GPU holds its model
+	// (25%) and 70% of 42% more, 54.4% of 80 GiB; the free GPU nothing.
+	for name, want := range map[string][2]float64{
+		"DCGM_FI_DEV_FB_USED": {44564, 0},
+		"DCGM_FI_DEV_FB_FREE": {FBTotalMiB - 44564, FBTotalMiB},
+	} {
+		for _, s := range got[name] {
+			if i, _ := strconv.Atoi(s.labels["gpu"]); s.value != want[i] {
+				t.Errorf("%s of GPU %d = %v MiB, want %v", name, i, s.value, want[i])
+			}
+		}
 	}
 	// dcgm-exporter writes the empty labels of a free GPU out; so do we.
 	if !strings.Contains(body, `gpu="1",modelName="NVIDIA A100-SXM4-80GB (simulated)",namespace="",pod=""`) {

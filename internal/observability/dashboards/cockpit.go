@@ -24,6 +24,7 @@ const (
 	cockpitReclaimCPUID    uint32 = 12
 	cockpitReclaimMemoryID uint32 = 13
 	cockpitEvictionsID     uint32 = 14
+	cockpitGoodputID       uint32 = 15
 	cockpitTableID         uint32 = 20
 )
 
@@ -31,12 +32,13 @@ const (
 // CockpitFigures in one row of the 24 columns.
 const statWidth uint32 = 4
 
-// gpuOnlyScope says what the cockpit's namespace and tfjob variables
-// filter. They narrow only the GPU panels: CPU, memory, pod counts and the
-// node watermarks are the whole cluster's, because online use is every pod
-// that is not offline on a node, and requests per tier have no namespace,
-// so offline series of some namespaces set beside them would not add up.
-const gpuOnlyScope = "Narrows only the GPU utilisation panels to these TFJobs. " +
+// trainingOnlyScope says what the cockpit's namespace and tfjob variables
+// filter. They narrow only the training panels (GPU utilisation, training
+// goodput): CPU, memory, pod counts and the node watermarks are the whole
+// cluster's, because online use is every pod that is not offline on a
+// node, and requests per tier have no namespace, so offline series of some
+// namespaces set beside them would not add up.
+const trainingOnlyScope = "Narrows only the GPU utilisation and training goodput panels to these TFJobs. " +
 	"CPU, memory, pod counts and the node watermarks always show the whole cluster, online and offline alike."
 
 // Cockpit is the co-location cockpit: what online and offline work use of
@@ -53,9 +55,9 @@ func Cockpit() (Built, error) {
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		WithVariable(datasourceVariable()).
 		WithVariable(multiVariable(VarNamespace, "namespace", "backfill_tfjob_info").
-			Label("TFJob namespace (GPU panels)").Description(gpuOnlyScope)).
+			Label("TFJob namespace (training panels)").Description(trainingOnlyScope)).
 		WithVariable(multiVariable(VarTFJob, "tfjob", `backfill_tfjob_info{namespace=~"$namespace"}`).
-			Label("TFJob (GPU panels)").Description(gpuOnlyScope))
+			Label("TFJob (training panels)").Description(trainingOnlyScope))
 
 	for i, f := range CockpitFigures() {
 		b.WithPanel(statPanel(cockpitFirstStatID+uint32(i), f.Title, f.Description, f.Unit, grid(statWidth*uint32(i), 0, statWidth, 4), f.Query))
@@ -65,7 +67,15 @@ func Cockpit() (Built, error) {
 		{panelID: cockpitGPUID, panel: GPUPerPodPanel()},
 	}
 	b.WithPanel(uses[0].panel.build(cockpitCPUID, grid(0, 4, 12, 9)))
-	b.WithPanel(uses[1].panel.build(cockpitGPUID, grid(12, 4, 12, 9)))
+	b.WithPanel(uses[1].panel.build(cockpitGPUID, grid(12, 4, 8, 9)))
+	// Not one of CockpitFigures: those are the whole cluster's numbers,
+	// which backfill top and backfill doctor read and which have data
+	// without any TFJob; this one has none until a TFJob exists.
+	b.WithPanel(goodputStat(cockpitGoodputID, "Training goodput",
+		"Of the whole life of the selected TFJobs together, the share that trained productively and kept its progress (backfill_tfjob_goodput_seconds): "+
+			"productive seconds over all seconds, waiting for capacity, recovery from disruptions and progress a disruption undid included. "+
+			"Long jobs weigh more; finished jobs count until they are deleted. The TFJob dashboard shows one job's time by cause.",
+		grid(20, 4, 4, 9), TrainingGoodput()))
 	b.WithPanel(reclaimedCPUPanel(cockpitReclaimCPUID, grid(0, 13, 12, 9)))
 	b.WithPanel(reclaimedMemoryPanel(cockpitReclaimMemoryID, grid(12, 13, 12, 9)))
 	b.WithPanel(evictionsPanel(cockpitEvictionsID, grid(0, 22, 24, 6)))

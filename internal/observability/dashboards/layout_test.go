@@ -5,18 +5,28 @@ import (
 	"testing"
 )
 
-// TestCockpitLayout wants every panel of the cockpit inside Grafana's 24
+// TestLayout wants every panel of every dashboard inside Grafana's 24
 // columns and no two panels on the same cells, so that adding a figure or
 // a panel cannot push another off the row or under it.
-func TestCockpitLayout(t *testing.T) {
-	b, err := Cockpit()
+func TestLayout(t *testing.T) {
+	all, err := All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ProvisionedJSON(b)
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range all {
+		t.Run(b.Name, func(t *testing.T) {
+			out, err := ProvisionedJSON(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLayout(t, out)
+		})
 	}
+}
+
+// checkLayout checks one dashboard's JSON as TestLayout says.
+func checkLayout(t *testing.T, out []byte) {
+	t.Helper()
 	var model struct {
 		Panels []struct {
 			ID      int    `json:"id"`

@@ -17,13 +17,24 @@ import "fmt"
 const (
 	// MetricGPUUtil is dcgm-exporter's GPU utilisation, 0-100.
 	MetricGPUUtil = "DCGM_FI_DEV_GPU_UTIL"
+	// MetricGPUMemoryUsed and MetricGPUMemoryFree are dcgm-exporter's
+	// framebuffer memory used and free, in MiB; the two add up to the
+	// GPU's memory less what the driver reserves.
+	MetricGPUMemoryUsed = "DCGM_FI_DEV_FB_USED"
+	MetricGPUMemoryFree = "DCGM_FI_DEV_FB_FREE"
 	// MetricCPUUsage is the kubelet's cumulative CPU time per container.
 	MetricCPUUsage = "container_cpu_usage_seconds_total"
 	// MetricMemoryWorkingSet is the kubelet's working set per container.
 	MetricMemoryWorkingSet = "container_memory_working_set_bytes"
 	// MetricOfflinePodInfo is the manager's offline pod join series.
 	MetricOfflinePodInfo = "backfill_offline_pod_info"
+	// MetricGoodput is the manager's per-TFJob goodput account, in
+	// seconds by cause.
+	MetricGoodput = "backfill_tfjob_goodput_seconds"
 )
+
+// MiB is the bytes of a mebibyte, dcgm-exporter's unit of GPU memory.
+const MiB = 1 << 20
 
 // DefaultRateWindow is the rate window of the fragments without an explicit
 // one: several scrapes even at a 1m scrape interval.
@@ -46,25 +57,68 @@ func NodesWithOfflineWork() string {
 	return "group by (node) (" + MetricOfflinePodInfo + ")"
 }
 
-// GPUUtilByGPU is dcgm-exporter's utilisation (0-100) of every GPU assigned
-// to a pod, labelled namespace, pod, gpu and UUID whichever labelling the
-// exporter's scrape uses. Free GPUs have no exported_pod; under
-// honorLabels: false their pod label names the exporter itself, which no
-// join with backfill_offline_pod_info keeps.
-func GPUUtilByGPU() string {
+// gpuByGPU is one of dcgm-exporter's per-GPU gauges for every GPU
+// assigned to a pod, labelled namespace, pod, gpu and UUID whichever
+// labelling the exporter's scrape uses. Free GPUs have no exported_pod;
+// under honorLabels: false their pod label names the exporter itself,
+// which no join with backfill_offline_pod_info keeps.
+func gpuByGPU(metric string) string {
 	exported := fmt.Sprintf(
 		`label_replace(label_replace(%s{exported_pod!=""}, "pod", "$1", "exported_pod", "(.+)"), "namespace", "$1", "exported_namespace", "(.+)")`,
-		MetricGPUUtil)
-	honoured := MetricGPUUtil + `{exported_pod="",pod!=""}`
+		metric)
+	honoured := metric + `{exported_pod="",pod!=""}`
 	return "max by (namespace, pod, gpu, UUID) (" + exported + " or " + honoured + ")"
 }
+
+// offlineGPU keeps the series of a per-GPU expression (labelled namespace,
+// pod, gpu, UUID) whose pod is offline, with the labels of
+// backfill_offline_pod_info added: node, tfjob and replica_type.
+func offlineGPU(byGPU string) string {
+	return byGPU + " * on (namespace, pod) group_left (node, tfjob, replica_type) " +
+		"max by (namespace, pod, node, tfjob, replica_type) (" + MetricOfflinePodInfo + ")"
+}
+
+// GPUUtilByGPU is dcgm-exporter's utilisation (0-100) of every GPU assigned
+// to a pod, labelled namespace, pod, gpu and UUID (see gpuByGPU).
+func GPUUtilByGPU() string { return gpuByGPU(MetricGPUUtil) }
 
 // OfflineGPUUtilByGPU is GPUUtilByGPU for the GPUs of offline pods only,
 // with the labels of backfill_offline_pod_info added: node, tfjob and
 // replica_type.
-func OfflineGPUUtilByGPU() string {
-	return GPUUtilByGPU() + " * on (namespace, pod) group_left (node, tfjob, replica_type) " +
-		"max by (namespace, pod, node, tfjob, replica_type) (" + MetricOfflinePodInfo + ")"
+func OfflineGPUUtilByGPU() string { return offlineGPU(GPUUtilByGPU()) }
+
+// GPUMemoryUsedByGPU is the framebuffer memory in MiB used on every GPU
+// assigned to a pod, labelled namespace, pod, gpu and UUID.
+func GPUMemoryUsedByGPU() string { return gpuByGPU(MetricGPUMemoryUsed) }
+
+// GPUMemoryFullByGPU is the share of every pod's GPU's memory in use, 0 to
+// 1: used / (used + free). Used alone says nothing of a card's size, and
+// total is not among the gauges every dcgm-exporter publishes; used and
+// free of the same scrape add up to it, less what the driver reserves.
+func GPUMemoryFullByGPU() string {
+	used := GPUMemoryUsedByGPU()
+	return used + " / (" + used + " + " + gpuByGPU(MetricGPUMemoryFree) + ")"
+}
+
+// OfflineGPUMemoryUsedByGPU is GPUMemoryUsedByGPU for offline pods only,
+// with node, tfjob and replica_type.
+func OfflineGPUMemoryUsedByGPU() string { return offlineGPU(GPUMemoryUsedByGPU()) }
+
+// OfflineGPUMemoryFullByGPU is GPUMemoryFullByGPU for offline pods only,
+// with node, tfjob and replica_type.
+func OfflineGPUMemoryFullByGPU() string { return offlineGPU("(" + GPUMemoryFullByGPU() + ")") }
+
+// GoodputByCause is each TFJob's goodput account in seconds, labelled
+// namespace, tfjob and cause, of the series matchers select (e.g.
+// `cause="productive"`; empty for all). The max keeps one series per job
+// and cause while two manager replicas are scraped during a leader change,
+// and drops the target's labels.
+func GoodputByCause(matchers string) string {
+	selector := MetricGoodput
+	if matchers != "" {
+		selector += "{" + matchers + "}"
+	}
+	return "max by (namespace, tfjob, cause) (" + selector + ")"
 }
 
 // cpuByPod is each pod's CPU use in cores over window, labelled node,

@@ -36,7 +36,7 @@ const (
 // Groups are every alerting rule backfill ships.
 func Groups() []Group {
 	return []Group{
-		{Name: "backfill-tfjobs", Alerts: []Alert{gpuIdle(), restartingOften(), failed(), pendingTooLong()}},
+		{Name: "backfill-tfjobs", Alerts: []Alert{gpuIdle(), restartingOften(), failed(), pendingTooLong(), goodputLow(), gpuMemoryNearFull()}},
 		{Name: "backfill-colocation", Alerts: []Alert{disruptionStorm(), onlineCPUNearLimit(), onlineMemoryNearLimit()}},
 		{Name: "backfill-reclaim", Alerts: []Alert{reclaimEvictionStorm(), reclaimUsageStale()}},
 	}

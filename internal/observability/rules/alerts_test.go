@@ -211,6 +211,8 @@ func TestEveryAlertTested(t *testing.T) {
 	// and checked against Groups here.
 	tested := []string{
 		"BackfillTFJobGPUIdle", "BackfillTFJobRestartingOften", "BackfillTFJobFailed", "BackfillTFJobPendingTooLong",
+		// TestTrainingAlerts
+		"BackfillTFJobGoodputLow", "BackfillTFJobGPUMemoryNearFull",
 		"BackfillOfflineDisruptionStorm", "BackfillOnlineCPUNearLimit", "BackfillOnlineMemoryNearLimit",
 		// TestReclaimAlerts
 		"BackfillReclaimEvictionStorm", "BackfillReclaimUsageStale",
