@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"path/filepath"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/pki"
 )
 
 // FrontProxyClientName is the common name of the apiserver's front-proxy
@@ -32,21 +34,21 @@ func FrontProxyIn(dir string) FrontProxy {
 // dir. The CA's key is not kept: nothing else is ever signed with it.
 func WriteFrontProxy(dir string) (FrontProxy, error) {
 	fp := FrontProxyIn(dir)
-	ca, err := newCA("backfill-front-proxy-ca")
+	ca, err := pki.NewCA("backfill-front-proxy-ca")
 	if err != nil {
 		return fp, err
 	}
-	client, err := ca.issue(&x509.Certificate{
+	client, err := ca.Issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: FrontProxyClientName},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
 		return fp, err
 	}
-	if err := ca.writeCert(fp.CAFile, ""); err != nil {
+	if err := ca.WriteCert(fp.CAFile, ""); err != nil {
 		return fp, err
 	}
-	return fp, client.writeCert(fp.ClientCertFile, fp.ClientKeyFile)
+	return fp, client.WriteCert(fp.ClientCertFile, fp.ClientKeyFile)
 }
 
 // APIServerFlags are the kube-apiserver flags that proxy with these

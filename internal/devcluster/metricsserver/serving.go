@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/pki"
 )
 
 // ServiceName and Namespace name the Service the APIService points at. The
@@ -33,12 +35,12 @@ func WriteServing(dir string) (Serving, error) {
 		CertFile: filepath.Join(dir, "metrics-server.crt"),
 		KeyFile:  filepath.Join(dir, "metrics-server.key"),
 	}
-	ca, err := newCA("backfill-metrics-server-ca")
+	ca, err := pki.NewCA("backfill-metrics-server-ca")
 	if err != nil {
 		return s, err
 	}
 	serviceDNS := fmt.Sprintf("%s.%s.svc", ServiceName, Namespace)
-	cert, err := ca.issue(&x509.Certificate{
+	cert, err := ca.Issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: serviceDNS},
 		DNSNames:    []string{serviceDNS, "localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
@@ -47,9 +49,9 @@ func WriteServing(dir string) (Serving, error) {
 	if err != nil {
 		return s, err
 	}
-	if err := ca.writeCert(s.CAFile, ""); err != nil {
+	if err := ca.WriteCert(s.CAFile, ""); err != nil {
 		return s, err
 	}
-	s.CABundle = ca.certPEM()
-	return s, cert.writeCert(s.CertFile, s.KeyFile)
+	s.CABundle = ca.CertPEM()
+	return s, cert.WriteCert(s.CertFile, s.KeyFile)
 }

@@ -1,4 +1,7 @@
-package metricsserver
+// Package pki makes the certificates of the local cluster's servers: a
+// certificate authority per server and the certificates it signs, made
+// anew at every start.
+package pki
 
 import (
 	"crypto/ecdsa"
@@ -17,14 +20,14 @@ import (
 // than a local cluster or a suite lives. They are made anew at every start.
 const certValidity = 365 * 24 * time.Hour
 
-// keyPair is a certificate and its private key.
-type keyPair struct {
+// KeyPair is a certificate and its private key.
+type KeyPair struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
 }
 
-// newCA makes a self-signed certificate authority.
-func newCA(commonName string) (*keyPair, error) {
+// NewCA makes a self-signed certificate authority.
+func NewCA(commonName string) (*KeyPair, error) {
 	return sign(nil, &x509.Certificate{
 		Subject:               pkix.Name{CommonName: commonName},
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -33,15 +36,15 @@ func newCA(commonName string) (*keyPair, error) {
 	})
 }
 
-// issue makes a certificate of tmpl signed by ca.
-func (ca *keyPair) issue(tmpl *x509.Certificate) (*keyPair, error) {
+// Issue makes a certificate of tmpl signed by ca.
+func (ca *KeyPair) Issue(tmpl *x509.Certificate) (*KeyPair, error) {
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	return sign(ca, tmpl)
 }
 
 // sign fills in tmpl's key, serial and validity and signs it with parent,
 // or with itself when parent is nil.
-func sign(parent *keyPair, tmpl *x509.Certificate) (*keyPair, error) {
+func sign(parent *KeyPair, tmpl *x509.Certificate) (*KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating a key for %s: %w", tmpl.Subject.CommonName, err)
@@ -66,18 +69,18 @@ func sign(parent *keyPair, tmpl *x509.Certificate) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keyPair{cert: cert, key: key}, nil
+	return &KeyPair{cert: cert, key: key}, nil
 }
 
-// certPEM is the certificate, PEM-encoded.
-func (kp *keyPair) certPEM() []byte {
+// CertPEM is the certificate, PEM-encoded.
+func (kp *KeyPair) CertPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: kp.cert.Raw})
 }
 
-// writeCert writes the certificate to certFile and, unless keyFile is
+// WriteCert writes the certificate to certFile and, unless keyFile is
 // empty, its key to keyFile (readable only by us).
-func (kp *keyPair) writeCert(certFile, keyFile string) error {
-	if err := os.WriteFile(certFile, kp.certPEM(), 0o644); err != nil {
+func (kp *KeyPair) WriteCert(certFile, keyFile string) error {
+	if err := os.WriteFile(certFile, kp.CertPEM(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", certFile, err)
 	}
 	if keyFile == "" {
