@@ -24,8 +24,8 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 		{"Name", job.Name},
 		{"Namespace", job.Namespace},
 		{"Created", timestamp(job.CreationTimestamp, now)},
-		{"State", jobState(job)},
-		{"Priority Class", orNone(priorityClassOf(job))},
+		{"State", jobStateInWords(job)},
+		{"Priority Class", priorityClassInWords(job, d.pods)},
 		{"Started", timestampOrNone(job.Status.StartTime, now)},
 		{"Completed", timestampOrNone(job.Status.CompletionTime, now)},
 		{"Restarts", fmt.Sprint(jobRestarts(job, d.pods))},
@@ -38,7 +38,7 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 		fmt.Fprintf(w, "%s:\t%s\n", f[0], f[1])
 	}
 	sections := []func(io.Writer, *description, time.Time){
-		writeReplicaSpecs, writeConditions, writeReplicas, writeWaiting, writePlacement, writeTFConfig, writeEvents,
+		writeProgress, writeGoodput, writeReplicaSpecs, writeConditions, writeReplicas, writeWaiting, writePlacement, writeTFConfig, writeEvents,
 	}
 	for _, section := range sections {
 		section(w, d, now)
@@ -49,6 +49,9 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 // capacityInWords says whether the job's pods run in reclaimed capacity,
 // from what its pods were given, else from its annotation.
 func capacityInWords(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
+	if err := colocation.ValidateCapacity(job.Annotations); err != nil {
+		return "invalid: " + err.Error() + "; the operator holds the job until it is fixed"
+	}
 	if !colocation.OnReclaimedCapacity(job.Annotations) {
 		return "requested: pods keep their templates' cpu and memory requests (annotation " + colocation.CapacityAnnotation + ": " + colocation.CapacityRequested + ")"
 	}
@@ -75,11 +78,10 @@ func timestampOrNone(t *metav1.Time, now time.Time) string {
 	return timestamp(*t, now)
 }
 
+// runPolicyInWords is the run policy the manager applies: the job's, with
+// the manager's defaults where it sets none.
 func runPolicyInWords(rp *kubeflowv1.RunPolicy) string {
-	clean := "None"
-	if rp.CleanPodPolicy != nil {
-		clean = string(*rp.CleanPodPolicy)
-	}
+	clean := cleanPodPolicyInWords(rp)
 	backoff := "unlimited"
 	if rp.BackoffLimit != nil {
 		backoff = fmt.Sprint(*rp.BackoffLimit)
@@ -97,14 +99,22 @@ func runPolicyInWords(rp *kubeflowv1.RunPolicy) string {
 	return strings.Join(parts, ", ")
 }
 
+// successPolicyInWords says when the manager deems the job succeeded: a
+// chief or master that runs a replica decides, whatever the success
+// policy says; else worker 0, or every worker under AllWorkers.
 func successPolicyInWords(job *kubeflowv1.TFJob) string {
-	if job.Spec.SuccessPolicy != nil && *job.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers {
-		return "AllWorkers (succeeds when every worker has)"
-	}
+	allWorkers := job.Spec.SuccessPolicy != nil && *job.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
 	for _, t := range []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster} {
-		if _, ok := job.Spec.TFReplicaSpecs[t]; ok {
-			return "default (succeeds when the " + strings.ToLower(string(t)) + " has)"
+		if spec, ok := job.Spec.TFReplicaSpecs[t]; ok && spec != nil && replicasOf(spec) > 0 {
+			lower := strings.ToLower(string(t))
+			if allWorkers {
+				return "AllWorkers, ignored beside a " + lower + ": succeeds when the " + lower + " has"
+			}
+			return "default (succeeds when the " + lower + " has)"
 		}
+	}
+	if allWorkers {
+		return "AllWorkers (succeeds when every worker has)"
 	}
 	return "default (succeeds when worker 0 has)"
 }
@@ -120,8 +130,17 @@ func writeReplicaSpecs(w io.Writer, d *description, _ time.Time) {
 				image, requests = c.Image, resourcesInWords(c.Resources.Requests)
 			}
 		}
-		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\n", rtype, replicasOf(spec), orNone(string(spec.RestartPolicy)), image, requests)
+		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\n", rtype, replicasOf(spec), restartPolicyOf(spec), image, requests)
 	}
+}
+
+// restartPolicyOf is the replica's restart policy; the manager treats an
+// empty one (which the CRD defaults) as Never.
+func restartPolicyOf(spec *kubeflowv1.ReplicaSpec) string {
+	if spec.RestartPolicy == "" {
+		return string(kubeflowv1.RestartPolicyNever)
+	}
+	return string(spec.RestartPolicy)
 }
 
 func resourcesInWords(list corev1.ResourceList) string {

@@ -26,7 +26,8 @@ func describeFixtures() map[string]*description {
 
 	missingClass := makeJob("research", "bert", 2*time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 2, 1).priorityClass("does-not-exist").
 		condition(kubeflowv1.JobCreated, corev1.ConditionFalse, "PriorityClassNotFound",
-			"TFJob research/bert cannot start its pods: PriorityClass does-not-exist does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName", time.Minute).obj()
+			"TFJob research/bert cannot start its pods: PriorityClass does-not-exist does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName", time.Minute).
+		goodput(0, 0, 0, time.Minute, time.Minute, -1).obj()
 
 	return map[string]*description{
 		"describe-running": {job: mnist, pods: mnistPods, events: []corev1.Event{

@@ -93,6 +93,36 @@ func (b *jobBuilder) priorityClass(name string) *jobBuilder {
 	return b
 }
 
+// progress is what the training code reported: step (and epoch, when
+// not negative) reported ago, and a checkpoint of checkpointStep made
+// checkpointed ago, when checkpointed is not negative.
+func (b *jobBuilder) progress(step, epoch int64, reported time.Duration, checkpointStep int64, checkpointed time.Duration) *jobBuilder {
+	p := &kubeflowv1.Progress{Step: step, ReportTime: ago(reported)}
+	if epoch >= 0 {
+		p.Epoch = ptr.To(epoch)
+	}
+	if checkpointed >= 0 {
+		p.CheckpointStep, p.CheckpointTime = ptr.To(checkpointStep), ptr.To(ago(checkpointed))
+	}
+	b.job.Status.Progress = p
+	return b
+}
+
+// goodput is the account as the manager last wrote it, accounted ago;
+// runningSince, when not negative, says every replica runs since then.
+func (b *jobBuilder) goodput(productive, lost, recovery, waiting, accounted, runningSince time.Duration) *jobBuilder {
+	sec := func(d time.Duration) int64 { return int64(d / time.Second) }
+	g := &kubeflowv1.Goodput{
+		ProductiveSeconds: sec(productive), ProgressLostSeconds: sec(lost), RecoverySeconds: sec(recovery), WaitingSeconds: sec(waiting),
+		AccountedTime: ago(accounted),
+	}
+	if runningSince >= 0 {
+		g.RunningSince = ptr.To(ago(runningSince))
+	}
+	b.job.Status.Goodput = g
+	return b
+}
+
 func (b *jobBuilder) obj() *kubeflowv1.TFJob { return b.job }
 
 // podOf makes the pod of one replica as the operator creates it, with

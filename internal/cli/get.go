@@ -24,7 +24,7 @@ func newGetCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "get [JOB...]",
-		Short: "List TFJobs: state, replicas ready/total, restarts, disruptions, age",
+		Short: "List TFJobs: state, replicas ready/total, restarts, disruptions, last checkpoint, age",
 		Example: `  backfill get
   backfill get mnist -o wide
   backfill get -A -o name`,
@@ -120,16 +120,16 @@ func printGet(ctx context.Context, out io.Writer, k *kube, jobs []kubeflowv1.TFJ
 
 // tableOptions are the columns `get` adds.
 type tableOptions struct {
-	wide      bool // per-type replicas, priority class, nodes
+	wide      bool // the reported step, per-type replicas, priority class, nodes
 	namespace bool // a NAMESPACE column, under -A
 }
 
 // renderJobTable writes the table of `get`.
 func renderJobTable(out io.Writer, jobs []kubeflowv1.TFJob, pods jobPods, opts tableOptions, now time.Time) error {
 	w := newTable(out)
-	header := []string{"NAME", "STATE", "REPLICAS", "RESTARTS", "DISRUPTIONS", "AGE"}
+	header := []string{"NAME", "STATE", "REPLICAS", "RESTARTS", "DISRUPTIONS", "CHECKPOINT", "AGE"}
 	if opts.wide {
-		header = append(header, "TYPES", "PRIORITY-CLASS", "NODES")
+		header = append(header, "STEP", "TYPES", "PRIORITY-CLASS", "NODES")
 	}
 	if opts.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
@@ -162,10 +162,11 @@ func jobRow(job *kubeflowv1.TFJob, pods []corev1.Pod, wide bool, now time.Time) 
 	}
 	row := []string{
 		job.Name,
-		jobState(job),
+		stateOf(job),
 		fmt.Sprintf("%d/%d", ready, totalReplicas(job)),
 		fmt.Sprint(jobRestarts(job, pods)),
 		fmt.Sprint(job.Status.Disruptions),
+		checkpointAge(job, now),
 		age(job.CreationTimestamp, now),
 	}
 	if !wide {
@@ -176,5 +177,5 @@ func jobRow(job *kubeflowv1.TFJob, pods []corev1.Pod, wide bool, now time.Time) 
 		lower := strings.ToLower(string(rtype))
 		types = append(types, fmt.Sprintf("%s:%d/%d", rtype, readyByType[lower], replicasOf(job.Spec.TFReplicaSpecs[rtype])))
 	}
-	return append(row, strings.Join(types, ","), orNone(priorityClassOf(job)), fmt.Sprint(len(nodes)))
+	return append(row, reportedStep(job), strings.Join(types, ","), orNone(priorityClassShown(job, pods)), fmt.Sprint(len(nodes)))
 }

@@ -16,13 +16,18 @@ func getFixture() ([]kubeflowv1.TFJob, jobPods) {
 		replicas(kubeflowv1.ReplicaTypeChief, 1, 1).replicas(kubeflowv1.ReplicaTypePS, 2, 0).replicas(kubeflowv1.ReplicaTypeWorker, 4, 4).
 		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/mnist is created.", 3*time.Hour).
 		condition(kubeflowv1.JobRunning, corev1.ConditionTrue, "TFJobRunning", "TFJob research/mnist is running.", 2*time.Hour).
-		counts(2, 1).obj()
+		counts(2, 1).
+		progress(48210, 7, 31*time.Minute, 45000, 45*time.Minute).
+		goodput(2*time.Hour, 15*time.Minute, 10*time.Minute, 20*time.Minute, 20*time.Minute, -1).obj()
 	pending := makeJob("research", "resnet", 90*time.Second).replicas(kubeflowv1.ReplicaTypeWorker, 2, 8).
-		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/resnet is created.", 80*time.Second).obj()
+		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/resnet is created.", 80*time.Second).
+		goodput(0, 0, 0, 10*time.Second, 80*time.Second, -1).obj()
 	done := makeJob("default", "single", 49*time.Hour).replicas(kubeflowv1.ReplicaTypeWorker, 1, 0).
 		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "", 49*time.Hour).
 		condition(kubeflowv1.JobRunning, corev1.ConditionFalse, "TFJobRunning", "", 48*time.Hour).
-		condition(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "TFJobSucceeded", "", 48*time.Hour).obj()
+		condition(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "TFJobSucceeded", "", 48*time.Hour).
+		progress(10000, -1, 48*time.Hour, 10000, 48*time.Hour).
+		goodput(59*time.Minute, 0, 0, time.Minute, 48*time.Hour, -1).obj()
 	fresh := makeJob("default", "unseen", 5*time.Second).replicas(kubeflowv1.ReplicaTypeWorker, 3, 0).priorityClass("batch-low").obj()
 
 	pods := jobPods{

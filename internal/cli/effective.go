@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
+)
+
+// What the manager does with a job where the job leaves it to the
+// manager, as get and describe show it. The CLI cannot read the manager's
+// flags: where they decide, it shows what the job's pods got, else the
+// default and the flag that changes it.
+
+// managerDefaultCleanPodPolicy is the cleanPodPolicy the manager applies
+// to a job that sets none, unless it runs with --default-clean-pod-policy.
+const managerDefaultCleanPodPolicy = kubeflowv1.CleanPodPolicyRunning
+
+// cleanPodPolicyInWords is the job's cleanPodPolicy, or the manager's
+// default where it sets none.
+func cleanPodPolicyInWords(rp *kubeflowv1.RunPolicy) string {
+	if rp.CleanPodPolicy != nil {
+		return string(*rp.CleanPodPolicy)
+	}
+	return string(managerDefaultCleanPodPolicy) + " (the manager's default, --default-clean-pod-policy)"
+}
+
+// stateOf is the job's state as get and describe show it: jobState, but a
+// job the operator holds back before it starts (its Created condition is
+// False: a PriorityClass that does not exist, an invalid capacity
+// annotation) shows why instead of Pending, which is for a job the
+// operator has not seen yet.
+func stateOf(job *kubeflowv1.TFJob) string {
+	state := jobState(job)
+	if c := jobCondition(job, kubeflowv1.JobCreated); state == "Pending" && c != nil && c.Status == corev1.ConditionFalse {
+		if c.Reason != "" {
+			return c.Reason
+		}
+		return "Held"
+	}
+	return state
+}
+
+// jobStateInWords is stateOf for describe, which says what a held job means.
+func jobStateInWords(job *kubeflowv1.TFJob) string {
+	if state := stateOf(job); state != jobState(job) {
+		return state + " (held: the operator creates no pod until this is fixed, see Conditions)"
+	}
+	return jobState(job)
+}
+
+// podPriorityClasses are the distinct PriorityClasses the job's pods run
+// with, in the order of its pods; nil when it has no pod with one.
+func podPriorityClasses(pods []corev1.Pod) []string {
+	var names []string
+	for i := range pods {
+		if name := pods[i].Spec.PriorityClassName; name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// priorityClassShown is the PriorityClass of the job's pods as get shows
+// it: what its pods got (the manager's --offline-priority-class need not
+// be the default), else what the operator will give them.
+func priorityClassShown(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
+	if names := podPriorityClasses(pods); len(names) > 0 {
+		return strings.Join(names, ",")
+	}
+	return priorityClassOf(job)
+}
+
+// priorityClassInWords is priorityClassShown for describe: before the job
+// has pods, a replica type that names no class gets the manager's offline
+// class, backfill-offline unless it runs with --offline-priority-class.
+func priorityClassInWords(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
+	if names := podPriorityClasses(pods); len(names) > 0 {
+		return strings.Join(names, ", ")
+	}
+	var names []string
+	for _, rtype := range replicaTypes(job) {
+		name := colocation.ReplicaPriorityClass(job, rtype, "")
+		if name == "" {
+			name = colocation.DefaultOfflinePriorityClass + " (the manager's default, --offline-priority-class)"
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return orNone(strings.Join(names, ", "))
+}
