@@ -2,6 +2,7 @@ package manager
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"time"
 
@@ -40,6 +41,11 @@ type Options struct {
 	PrometheusURL        string
 	PrometheusRateWindow time.Duration
 	ReclaimSettings      reclaim.Settings
+	// Progress reports from training code (see internal/report): off
+	// unless ReportAddress is set.
+	ReportAddress string
+	ReportCertDir string
+	ReportURL     string
 }
 
 // The usage sources of --reclaim-usage-source.
@@ -96,6 +102,14 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 	o.bindReclaimFlags(fs)
+	o.bindReportFlags(fs)
+}
+
+// bindReportFlags binds the flags of the progress report endpoint.
+func (o *Options) bindReportFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ReportAddress, "report-bind-address", o.ReportAddress, "Address of the HTTPS endpoint training code reports its progress to (step, epoch, checkpoints), e.g. :9443; empty turns reports off. The leader serves it: route its Service to the leader.")
+	fs.StringVar(&o.ReportCertDir, "report-cert-dir", o.ReportCertDir, "Directory of the report endpoint's serving certificate: tls.crt, tls.key and ca.crt (e.g. a cert-manager Certificate's Secret, mounted); a renewed certificate is picked up without a restart, a new CA needs one.")
+	fs.StringVar(&o.ReportURL, "report-url", o.ReportURL, "Base URL training pods reach the report endpoint at, e.g. https://backfill-reports.backfill-system.svc:9443; its host must be in the serving certificate.")
 }
 
 // bindReclaimFlags binds the flags of reclaimed capacity.
@@ -155,8 +169,36 @@ func (o *Options) Validate() error {
 	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
 		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)
 	}
+	if err := o.validateReports(); err != nil {
+		return err
+	}
 	if o.Reclaim {
 		return o.validateReclaim()
+	}
+	return nil
+}
+
+// validateReports checks the flags of the progress report endpoint: all
+// three or none.
+func (o *Options) validateReports() error {
+	if o.ReportAddress == "" {
+		if o.ReportURL != "" || o.ReportCertDir != "" {
+			return fmt.Errorf("--report-url and --report-cert-dir need --report-bind-address (e.g. :9443): reports are off without it")
+		}
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(o.ReportAddress); err != nil || port == "" {
+		return fmt.Errorf("--report-bind-address=%q: want host:port or :port, e.g. :9443", o.ReportAddress)
+	}
+	if o.ReportCertDir == "" {
+		return fmt.Errorf("--report-bind-address needs --report-cert-dir: a directory holding tls.crt, tls.key and ca.crt")
+	}
+	if o.ReportURL == "" {
+		return fmt.Errorf("--report-bind-address needs --report-url: the base URL training pods reach it at, e.g. https://backfill-reports.backfill-system.svc:9443")
+	}
+	u, err := url.Parse(o.ReportURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("--report-url=%q: want an https URL with no path, e.g. https://backfill-reports.backfill-system.svc:9443", o.ReportURL)
 	}
 	return nil
 }

@@ -1,0 +1,102 @@
+package manager
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// TestReportFlags: the report flags parse, and Validate says what is
+// wrong with them and how to fix it.
+func TestReportFlags(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"off by default":       {},
+		"on":                   {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=https://backfill-reports.backfill-system.svc:9443"}},
+		"on, URL with a slash": {args: []string{"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=/certs", "--report-url=https://127.0.0.1:9443/"}},
+		"no cert dir":          {args: []string{"--report-bind-address=:9443", "--report-url=https://r:9443"}, wantErr: "needs --report-cert-dir"},
+		"no URL":               {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs"}, wantErr: "needs --report-url"},
+		"no port":              {args: []string{"--report-bind-address=localhost", "--report-cert-dir=/certs", "--report-url=https://r:9443"}, wantErr: "want host:port"},
+		"http":                 {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=http://r:9443"}, wantErr: "want an https URL"},
+		"a path":               {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=https://r:9443/reports"}, wantErr: "with no path"},
+		"not a URL":            {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=r:9443"}, wantErr: "want an https URL"},
+		"a URL while off":      {args: []string{"--report-url=https://r:9443"}, wantErr: "need --report-bind-address"},
+		"a cert dir while off": {args: []string{"--report-cert-dir=/certs"}, wantErr: "need --report-bind-address"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts := DefaultOptions()
+			fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+			opts.bindFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := opts.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Validate = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestReportAccess: pods get the base URL without a trailing slash and the
+// CA of the cert dir; a missing or empty CA is an error naming the files.
+func TestReportAccess(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{ReportAddress: ":9443", ReportCertDir: dir, ReportURL: "https://r.backfill-system.svc:9443/"}
+	if _, err := reportAccess(opts); err == nil || !strings.Contains(err.Error(), "ca.crt") {
+		t.Errorf("no ca.crt: %v, want an error naming it", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("not PEM"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reportAccess(opts); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("a ca.crt that is not PEM: %v", err)
+	}
+	ca := selfSignedPEM(t)
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	access, err := reportAccess(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if access.BaseURL != "https://r.backfill-system.svc:9443" || string(access.CA) != string(ca) {
+		t.Errorf("access %q with CA %q", access.BaseURL, access.CA)
+	}
+}
+
+// selfSignedPEM is a new self-signed certificate, in PEM.
+func selfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}

@@ -1,0 +1,150 @@
+//go:build integration
+
+// Package report runs the manager in-process, its progress report endpoint
+// on, against a real kube-apiserver and etcd: training code's side is
+// played by the test, which POSTs reports over HTTPS with ServiceAccount
+// tokens the TokenRequest API binds to the operator's real pods, and
+// drives those pods the way a kubelet would, by writing their status.
+package report
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/report"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+var (
+	apiServer *framework.APIServer
+	// clientset asks the TokenRequest and TokenReview APIs.
+	clientset kubernetes.Interface
+	// reportURL is the manager's report endpoint; reports trusts its CA.
+	reportURL string
+	reports   *http.Client
+)
+
+// stopNotice is long, so that a pod stopped within seconds was stopped by
+// the checkpoint handshake, not by its notice running out.
+const stopNotice = 60 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+// run is TestMain's body, so that the suite's stops run before os.Exit.
+func run(m *testing.M) (code int) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	suite, err := framework.NewSuite("report")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { code = suite.Close(code) }()
+
+	if apiServer, err = framework.StartAPIServer(); err != nil {
+		return suite.Fail(err)
+	}
+	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+	if clientset, err = kubernetes.NewForConfig(apiServer.Env.Config); err != nil {
+		return suite.Fail(err)
+	}
+	certDir := filepath.Join(suite.Logs, "report-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return suite.Fail(err)
+	}
+	if err := framework.WriteServingCert(certDir, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return suite.Fail(err)
+	}
+	if reports, err = httpsClient(filepath.Join(certDir, report.CAFile)); err != nil {
+		return suite.Fail(err)
+	}
+	port, err := framework.FreePort()
+	if err != nil {
+		return suite.Fail(err)
+	}
+	reportURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts.Reclaim, opts.ColocationMetrics = false, false
+	opts.StopNotice = stopNotice
+	opts.ReportAddress, opts.ReportCertDir, opts.ReportURL = fmt.Sprintf("127.0.0.1:%d", port), certDir, reportURL
+	if err := opts.Validate(); err != nil {
+		return suite.Fail(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
+	suite.OnStop("the manager", func() error {
+		cancel()
+		return <-done
+	})
+	if err := waitServing(done); err != nil {
+		return suite.Fail(err)
+	}
+	return m.Run()
+}
+
+// httpsClient trusts the CA of caFile only, as training code does with
+// $BACKFILL_REPORT_CA.
+func httpsClient(caFile string) (*http.Client, error) {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, errors.New("the test CA is not PEM")
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
+}
+
+// waitServing waits until the endpoint answers (a report without a token:
+// 401), or the manager stops.
+func waitServing(done chan error) error {
+	deadline := time.Now().Add(framework.Timeout)
+	for {
+		resp, err := reports.Post(reportURL+"/v1/namespaces/x/tfjobs/y/progress", "application/json", strings.NewReader(`{"step": 0}`))
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusUnauthorized {
+				return nil
+			}
+			return fmt.Errorf("the report endpoint answered %s to a report without a token, want 401", resp.Status)
+		}
+		select {
+		case err := <-done:
+			done <- err // for the suite's stop, which waits for it
+			return fmt.Errorf("the manager stopped: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the report endpoint %s does not answer: %w", reportURL, err)
+		}
+	}
+}
+
+// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
+func zapLevel() zapcore.Level {
+	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
