@@ -56,6 +56,9 @@ func hasTrue(st *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType) bool {
 // replica runs now (running). Between such passes nothing is written:
 // readers extrapolate with TotalsAt.
 func Account(before, after *kubeflowv1.JobStatus, created, now time.Time, running, interrupted bool) {
+	// To the second, as the apiserver stores it: a finer time would make
+	// two passes in one second differ in a status that reads back equal.
+	now = now.Truncate(time.Second)
 	was := PhaseOf(before)
 	ended := interrupted || after.Disruptions+after.Restarts > before.Disruptions+before.Restarts
 	if was == Done || (before.Goodput != nil && !ended && (was == Running) == running && PhaseOf(after) != Done) {
@@ -137,7 +140,8 @@ func (t Totals) Ratio() float64 {
 }
 
 // Merge is a status's progress with what was reported since: the later
-// report wins, and the later checkpoint.
+// report wins, and the later checkpoint; in the same second the reported
+// one, since the store holds the newest.
 func Merge(status, reported *kubeflowv1.Progress) *kubeflowv1.Progress {
 	switch {
 	case reported == nil:
@@ -146,10 +150,10 @@ func Merge(status, reported *kubeflowv1.Progress) *kubeflowv1.Progress {
 		return reported.DeepCopy()
 	}
 	out := status.DeepCopy()
-	if reported.ReportTime.After(out.ReportTime.Time) {
+	if !reported.ReportTime.Before(&out.ReportTime) {
 		out.Step, out.Epoch, out.ReportTime = reported.Step, reported.Epoch, reported.ReportTime
 	}
-	if reported.CheckpointTime != nil && (out.CheckpointTime == nil || reported.CheckpointTime.After(out.CheckpointTime.Time)) {
+	if reported.CheckpointTime != nil && (out.CheckpointTime == nil || !reported.CheckpointTime.Before(out.CheckpointTime)) {
 		out.CheckpointStep, out.CheckpointTime = reported.CheckpointStep, reported.CheckpointTime
 	}
 	return out

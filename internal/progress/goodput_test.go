@@ -73,3 +73,39 @@ func TestGoodputWithoutCheckpoints(t *testing.T) {
 }
 
 func ptrTime(v metav1.Time) *metav1.Time { return &v }
+
+// Two passes in one second settle the account to the same status, as the
+// apiserver stores times to the second: else the second pass would write a
+// change that reads back as none.
+func TestAccountWithinOneSecondIsStable(t *testing.T) {
+	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	before := kubeflowv1.JobStatus{}
+	first := before.DeepCopy()
+	Account(&before, first, created, created.Add(90*time.Second+100*time.Millisecond), false, true)
+	second := before.DeepCopy()
+	Account(&before, second, created, created.Add(90*time.Second+900*time.Millisecond), false, true)
+	if diff := cmp.Diff(first.Goodput, second.Goodput); diff != "" {
+		t.Errorf("passes 800ms apart in one second differ (-first +second):\n%s", diff)
+	}
+	if got := first.Goodput.AccountedTime.Time; !got.Equal(created.Add(90 * time.Second)) {
+		t.Errorf("accounted at %v, want it to the second", got)
+	}
+}
+
+// A report in the same second as the status's wins: the store holds the
+// newest report, and a job reporting twice a second must not stall.
+func TestMergeSameSecond(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	status := &kubeflowv1.Progress{Step: 10, ReportTime: at, CheckpointStep: ptrInt(5), CheckpointTime: ptrTime(at)}
+	reported := &kubeflowv1.Progress{Step: 11, ReportTime: at, CheckpointStep: ptrInt(11), CheckpointTime: ptrTime(at)}
+	got := Merge(status, reported)
+	if got.Step != 11 || *got.CheckpointStep != 11 {
+		t.Errorf("merged step %d checkpoint %d, want the report's 11 and 11", got.Step, *got.CheckpointStep)
+	}
+	older := &kubeflowv1.Progress{Step: 9, ReportTime: metav1.NewTime(at.Add(-time.Second))}
+	if got := Merge(status, older); got.Step != 10 {
+		t.Errorf("an older report won: step %d, want 10", got.Step)
+	}
+}
+
+func ptrInt(v int64) *int64 { return &v }

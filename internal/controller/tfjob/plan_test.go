@@ -1058,6 +1058,23 @@ func TestPlanPassSuspendAndResume(t *testing.T) {
 	}
 }
 
+// A suspended job's account is settled once, when it is suspended: later
+// passes write nothing, so a suspended job costs no status writes.
+func TestPlanPassSuspendedSettlesOnce(t *testing.T) {
+	job := makeJob("j").replicas(Worker, 1, Never).started(ago(time.Hour)).obj()
+	job.Status = planPass(job, observe(job, runningPod(Worker, 0)), ago(30*time.Minute), defaultPolicy).status
+	job.Spec.RunPolicy.Suspend = ptr(true)
+	job.Status = planPass(job, observe(job, runningPod(Worker, 0)), ago(20*time.Minute), defaultPolicy).status
+	settled := job.Status.Goodput.DeepCopy()
+	if settled.ProgressLostSeconds != 600 {
+		t.Errorf("suspending lost %ds, want the 600s run since the job last ran", settled.ProgressLostSeconds)
+	}
+	later := planPass(job, observePods(), ago(10*time.Minute), defaultPolicy).status
+	if diff := cmp.Diff(settled, later.Goodput); diff != "" {
+		t.Errorf("a later pass while suspended changed the account (-settled +later):\n%s", diff)
+	}
+}
+
 // TestPlanPassTTLAfterSuccess follows a job from success to its deletion.
 func TestPlanPassTTLAfterSuccess(t *testing.T) {
 	job := makeJob("j").replicas(Worker, 1, Never).ttl(60).started(ago(time.Hour)).obj()

@@ -72,7 +72,8 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 // The pods it stops join countedPods: if the job resumes before they are
 // gone, their end is the operator's doing, not a disruption.
 func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
-	p.interrupted = true
+	// Only the pass that suspends interrupts; later ones leave the account be.
+	p.interrupted = !hasCondition(&p.status, kubeflowv1.JobSuspended)
 	counted := sets.New(p.status.CountedPods...)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
