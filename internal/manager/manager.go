@@ -3,12 +3,8 @@ package manager
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
@@ -33,9 +29,7 @@ import (
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 	"github.com/backfill-dev/backfill/internal/metrics"
-	"github.com/backfill-dev/backfill/internal/progress"
 	"github.com/backfill-dev/backfill/internal/reclaim"
-	"github.com/backfill-dev/backfill/internal/report"
 )
 
 // NewCommand returns `backfill manager`.
@@ -171,42 +165,6 @@ func clusterView(mgr ctrl.Manager, opts Options) (*clusterview.View, error) {
 		return nil, err
 	}
 	return view, mgr.Add(manager.RunnableFunc(view.Start))
-}
-
-// setupReports adds the progress report endpoint, when
-// --report-bind-address turns it on, and returns the store of its reports
-// and what pods need to reach it. It runs on the leader only (see
-// report.Server): the leader's controller is the one that reads the store.
-func setupReports(mgr ctrl.Manager, opts Options) (*progress.Store, *tfjob.ReportAccess, error) {
-	if opts.ReportAddress == "" {
-		return nil, nil, nil
-	}
-	access, err := reportAccess(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	store := progress.NewStore()
-	authn := report.NewCachedAuthenticator(report.NewTokenReviewer(mgr.GetClient(), tfjob.ReportAudience), clock.RealClock{})
-	handler := report.NewHandler(authn, report.CachedObjects(mgr.GetClient()), store, clock.RealClock{}, ctrl.Log.WithName("report"))
-	if err := mgr.Add(report.NewServer(opts.ReportAddress, opts.ReportCertDir, handler)); err != nil {
-		return nil, nil, err
-	}
-	ctrl.Log.WithName("manager").Info("The leader serves progress reports", "address", opts.ReportAddress, "url", access.BaseURL)
-	return store, access, nil
-}
-
-// reportAccess is what training pods need to reach the endpoint: its URL
-// and the CA of --report-cert-dir, read once (a new CA needs a restart).
-func reportAccess(opts Options) (*tfjob.ReportAccess, error) {
-	caFile := filepath.Join(opts.ReportCertDir, report.CAFile)
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading the report endpoint's CA (--report-cert-dir must hold %s, %s and %s): %w", report.CertFile, report.KeyFile, report.CAFile, err)
-	}
-	if !x509.NewCertPool().AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s holds no PEM certificate: training pods could not verify the report endpoint with it", caFile)
-	}
-	return &tfjob.ReportAccess{BaseURL: strings.TrimSuffix(opts.ReportURL, "/"), CA: ca}, nil
 }
 
 // setupReclaim adds the reclaimed-capacity controller, on the leader.

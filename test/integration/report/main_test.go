@@ -89,6 +89,10 @@ func run(m *testing.M) (code int) {
 	if err := opts.Validate(); err != nil {
 		return suite.Fail(err)
 	}
+	// The manager runs as if in a pod, which it labels as it leads.
+	if err := createManagerPod(); err != nil {
+		return suite.Fail(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
