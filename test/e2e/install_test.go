@@ -25,10 +25,11 @@ import (
 // A platform engineer's install: `helm install` of charts/backfill, with
 // two replicas (leader election and its Role) and every monitoring object
 // on, into a namespace that enforces the restricted Pod Security level,
-// creates every object of the release; the manager's pods are admitted there and become ready; `helm
-// uninstall` removes every object again. The local cluster's own manager
-// has already created the offline PriorityClass, as a manager run before
-// the chart would have, so the test hands it to Helm the way
+// creates every object of the release; the manager's pods are admitted
+// there and become ready; `helm upgrade` keeps the report endpoint's CA;
+// `helm uninstall` removes every object again. The local cluster's own
+// manager has already created the offline PriorityClass, as a manager run
+// before the chart would have, so the test hands it to Helm the way
 // docs/install.md says. The cluster has no Prometheus Operator: the
 // ServiceMonitor and PrometheusRule go to the stand-in CRDs of the install
 // suite's testdata.
@@ -67,7 +68,7 @@ func TestHelmInstall(t *testing.T) {
 	for _, o := range objects {
 		kinds[o.GetKind()] = true
 	}
-	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment", "PriorityClass",
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment", "PriorityClass", "Secret",
 		"ServiceMonitor", "PrometheusRule", "ConfigMap"} {
 		if !kinds[kind] {
 			t.Errorf("The release has no %s: %v", kind, kinds)
@@ -105,6 +106,21 @@ func TestHelmInstall(t *testing.T) {
 		}
 		return ready == 2 && len(pods) == 2, describePods(pods), nil
 	})
+
+	// An upgrade keeps the report endpoint's CA, which training pods carry.
+	caOf := func() string {
+		t.Helper()
+		secret := &corev1.Secret{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "backfill-manager-reports-tls"}, secret); err != nil {
+			t.Fatalf("The report endpoint's Secret: %v", err)
+		}
+		return string(secret.Data["ca.crt"])
+	}
+	before := caOf()
+	helm("upgrade", release, filepath.Join(framework.RepoRoot(), "charts", "backfill"), "--namespace", ns, "--reuse-values", "--wait", "--timeout", "3m")
+	if after := caOf(); after != before || before == "" {
+		t.Errorf("helm upgrade changed the report endpoint's CA (or there was none): before %d bytes, after %d bytes", len(before), len(after))
+	}
 
 	helm("uninstall", release, "--namespace", ns, "--wait", "--timeout", "2m")
 	waitFor(t, time.Minute, "every object of the release gone", func(ctx context.Context) (bool, string, error) {

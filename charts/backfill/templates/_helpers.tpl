@@ -48,3 +48,13 @@ true
 false
 {{- end -}}
 {{- end -}}
+
+{{/* The Service of the progress report endpoint. */}}
+{{- define "backfill.reportsName" -}}
+{{- include "backfill.fullname" . }}-reports
+{{- end -}}
+
+{{/* The Secret of the report endpoint's certificate, made or given. */}}
+{{- define "backfill.reportsSecret" -}}
+{{- .Values.reports.existingSecret | default (printf "%s-reports-tls" (include "backfill.managerName" .)) -}}
+{{- end -}}

@@ -12,6 +12,9 @@ one line that says what is wrong and how to fix it.
 {{- if eq (int .Values.manager.metricsPort) (int .Values.manager.healthPort) }}
 {{- fail (printf "manager.metricsPort and manager.healthPort are both %v: give them different ports" .Values.manager.metricsPort) }}
 {{- end }}
+{{- if and .Values.reports.enabled (has (int .Values.reports.port) (list (int .Values.manager.metricsPort) (int .Values.manager.healthPort))) }}
+{{- fail (printf "reports.port=%v: the manager's metrics or health endpoint has it; give the report endpoint a port of its own (the default is 9443)" .Values.reports.port) }}
+{{- end }}
 {{- include "backfill.validateReclaim" . }}
 {{- end -}}
 
