@@ -34,7 +34,8 @@ const ReasonReclaimedForOnline = colocation.ReasonReclaimedForOnline
 // is never noticed or evicted in its place. It returns the pods refused.
 func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []Pod, err error) {
 	resource := deficitResource(d)
-	at := c.clock.Now().Add(c.notice).Truncate(time.Second)
+	notice := c.noticeFor(d)
+	at := c.clock.Now().Add(notice).Truncate(time.Second)
 	for _, p := range d.Evict {
 		err := c.eviction(ctx, p.Namespace, p.Name, p.UID, true)
 		if err == nil {
@@ -53,8 +54,8 @@ func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []P
 		}
 		c.log.Info("Stopping an offline pod for online work", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "at", at,
 			"held", d.Held.String(), "need", d.Need.String(), "onlinePeak", d.OnlinePeak.String())
-		c.eventOnJob(ctx, p, n, d, at)
-		if c.notice <= 0 {
+		c.eventOnJob(ctx, p, n, d, at, notice > 0)
+		if notice <= 0 {
 			errs := c.evictNoticed(ctx, p.Namespace, p.Name, p.UID, resource)
 			if errs != nil {
 				return refused, errs
@@ -147,6 +148,17 @@ func (c *Controller) notify(ctx context.Context, namespace, name, uid string, at
 
 // deficitResource names the resource whose deficit chose the victims:
 // cpu, unless only memory was short.
+// noticeFor is how long a decision's victims are told before they are
+// evicted: none when online pods are short of memory, which kills them
+// rather than slowing them (memory never waits); the operator's
+// --stop-notice when only CPU is short.
+func (c *Controller) noticeFor(d Decision) time.Duration {
+	if d.Need.Memory > 0 {
+		return 0
+	}
+	return c.notice
+}
+
 func deficitResource(d Decision) string {
 	if d.Need.MilliCPU > 0 {
 		return "cpu"
@@ -155,7 +167,7 @@ func deficitResource(d Decision) string {
 }
 
 // eventOnJob tells the stopped pod's TFJob why, and when.
-func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision, at time.Time) {
+func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision, at time.Time, noticed bool) {
 	if p.Job == nil {
 		return
 	}
@@ -163,9 +175,13 @@ func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision, 
 	if err := c.client.Get(ctx, client.ObjectKey{Namespace: p.Job.Namespace, Name: p.Job.Name}, job); err != nil {
 		return
 	}
+	when := "now, without notice (online pods short of memory do not wait)"
+	if noticed {
+		when = "at " + at.UTC().Format(time.RFC3339) + ", or as soon as the job reports a checkpoint"
+	}
 	c.recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonReclaimedForOnline, "Evict",
-		"Evicting pod %s from node %s for online pods at %s, or as soon as the job reports a checkpoint: they use %s there (CPU that lasted, memory at its peak), leaving less than the eviction margin beside the %s offline pods held, of which %s must go; the pod restarts elsewhere, not charged to backoffLimit",
-		p.Name, n.Name, at.UTC().Format(time.RFC3339), Resources{MilliCPU: d.OnlineLasting.MilliCPU, Memory: d.OnlinePeak.Memory}, d.Held, d.Need)
+		"Evicting pod %s from node %s for online pods %s: they use %s there (CPU that lasted, memory at its peak), leaving less than the eviction margin beside the %s offline pods held, of which %s must go; the pod restarts elsewhere, not charged to backoffLimit",
+		p.Name, n.Name, when, Resources{MilliCPU: d.OnlineLasting.MilliCPU, Memory: d.OnlinePeak.Memory}, d.Held, d.Need)
 }
 
 // stateChanged tells a node's events when its capacity freezes on stale

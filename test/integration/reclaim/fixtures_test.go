@@ -76,12 +76,24 @@ func onlinePod(node string, i int) *corev1.Pod {
 // setOnlineUse sets what every online pod of node uses.
 func setOnlineUse(t *testing.T, node, cpu string) {
 	t.Helper()
+	setOnlineUsage(t, node, simkwok.UsageCPUAnnotation, cpu)
+}
+
+// setOnlineMemory sets the memory every online pod of node uses.
+func setOnlineMemory(t *testing.T, node, memory string) {
+	t.Helper()
+	setOnlineUsage(t, node, simkwok.UsageMemoryAnnotation, memory)
+}
+
+// setOnlineUsage sets the usage annotation of every online pod of node.
+func setOnlineUsage(t *testing.T, node, annotation, value string) {
+	t.Helper()
 	ctx := context.Background()
 	var pods corev1.PodList
 	if err := apiServer.Client.List(ctx, &pods, client.InNamespace(onlineNS), client.MatchingLabels{"node": node}); err != nil {
 		t.Fatal(err)
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{simkwok.UsageCPUAnnotation: cpu}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotation: value}}})
 	for i := range pods.Items {
 		if err := apiServer.Client.Patch(ctx, &pods.Items[i], client.RawPatch(types.MergePatchType, patch)); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ package reclaim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -20,6 +22,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
@@ -398,18 +401,77 @@ func TestCheckpointEndsTheNotice(t *testing.T) {
 	}
 	var evicted time.Time
 	eventually(t, stopNotice, "the pod evicted after the checkpoint", func(ctx context.Context) (bool, string, error) {
-		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), &pod)
-		if apierrors.IsNotFound(err) {
+		got := &corev1.Pod{}
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), got)
+		// Gone, replaced or deleting (its deletionTimestamp is when its
+		// grace period ends, not when it was evicted).
+		if apierrors.IsNotFound(err) || (err == nil && (got.UID != pod.UID || got.DeletionTimestamp != nil)) {
 			evicted = time.Now()
-			return true, "", nil
-		}
-		if pod.DeletionTimestamp != nil {
-			evicted = pod.DeletionTimestamp.Time
 			return true, "", nil
 		}
 		return false, "still running", err
 	})
 	if !evicted.Before(stopAt) {
 		t.Errorf("evicted at %v, not before the notice's end %v: the checkpoint did not end the notice", evicted, stopAt)
+	}
+}
+
+// TestMemoryDoesNotWait: online pods short of memory get it without the
+// notice CPU victims are given: memory kills online pods rather than
+// slowing them.
+func TestMemoryDoesNotWait(t *testing.T) {
+	dumpOnFailure(t)
+	node := nodeNames[2]
+	eventually(t, settled, "node "+node+" to publish room for 36Gi", func(ctx context.Context) (bool, string, error) {
+		n := &corev1.Node{}
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+			return false, "", err
+		}
+		e, _, err := reclaim.ReadExplanation(n.Annotations)
+		memory := n.Status.Allocatable[colocation.ResourceBatchMemory]
+		return memory.Cmp(resource.MustParse("36Gi")) >= 0 && e.State == reclaim.StateFresh, fmt.Sprintf("published %s, %+v", memory.String(), e), err
+	})
+	ctx := context.Background()
+	job := trainingJob("memory-hog", node, 1, "1", time.Hour)
+	tmpl := &job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template
+	tmpl.Annotations[simkwok.UsageMemoryAnnotation] = "36Gi"
+	res := &tmpl.Spec.Containers[0].Resources
+	res.Requests[corev1.ResourceMemory], res.Limits[corev1.ResourceMemory] = resource.MustParse("36Gi"), resource.MustParse("36Gi")
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
+	var pod corev1.Pod
+	eventually(t, settled, "the job's pod to run", func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPods(ctx, job.Name)
+		if len(pods) == 1 {
+			pod = pods[0]
+		}
+		return running(pods, node) == 1, fmt.Sprintf("%d running", running(pods, node)), err
+	})
+
+	// 4 × 7Gi online beside 36Gi of training leaves nothing of 64Gi.
+	setOnlineMemory(t, node, "7Gi")
+	t.Cleanup(func() { setOnlineMemory(t, node, "2Gi") })
+	eventually(t, settled, "the pod evicted", func(ctx context.Context) (bool, string, error) {
+		got := &corev1.Pod{}
+		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(&pod), got)
+		if apierrors.IsNotFound(err) || (err == nil && got.UID != pod.UID) { // gone, or replaced
+			return true, "", nil
+		}
+		return got.DeletionTimestamp != nil, fmt.Sprintf("annotations %v", got.Annotations), err
+	})
+	var events eventsv1.EventList
+	if err := apiServer.Client.List(ctx, &events, client.InNamespace(offlineNS)); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == job.Name && e.Reason == colocation.ReasonReclaimedForOnline && e.Action == "Evict" {
+			said = append(said, e.Note)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "now, without notice") {
+		t.Errorf("The job's eviction events: %q, want one that says the pod goes now, without notice", said)
 	}
 }
