@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// LeaderLabel, with the value "true", marks the manager pod that serves
+// LeaderLabel marks, with the value "true", the manager pod that serves
 // reports: only the leader listens, so the reports Service selects the
 // manager's pods that carry it.
 const LeaderLabel = "backfill.dev/report-leader"
