@@ -53,8 +53,9 @@ type Cluster struct {
 	stopManager context.CancelFunc
 	managerDone chan error
 	stopSim     context.CancelFunc
-	// promAddr is Prometheus's address (prometheusAddress).
-	promAddr string
+	// promAddr is Prometheus's address (prometheusAddress), reportAddr the
+	// manager's report endpoint's (reportAddress).
+	promAddr, reportAddr string
 	// day is the demo's compressed day; stopDemo ends it.
 	day      clock
 	stopDemo context.CancelFunc
@@ -226,6 +227,9 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 }
 
 func (c *Cluster) startManager(ctx context.Context) error {
+	if err := writeReportCerts(c.reportCertDir()); err != nil {
+		return err
+	}
 	sctx, stopSim := context.WithCancel(context.Background())
 	c.stopSim = stopSim
 	go simulateTraining(sctx, c.config, c.opts.TrainingDuration, filepath.Join(c.opts.StateDir, "kwok", "podlogs"))

@@ -34,7 +34,8 @@ func (o Options) reclaimSettings() reclaim.Settings {
 
 // managerOptions are the options of the manager the local cluster runs
 // (or tells the user to run): reclaimed capacity from its Prometheus,
-// and leader election, so that its Lease shows it runs.
+// the report endpoint training code posts its progress to, and leader
+// election, so that its Lease shows it runs.
 func (c *Cluster) managerOptions(metricsAddress string) manager.Options {
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress = metricsAddress
@@ -45,6 +46,7 @@ func (c *Cluster) managerOptions(metricsAddress string) manager.Options {
 	opts.PrometheusURL = "http://" + c.prometheusAddress()
 	opts.PrometheusRateWindow = devPrometheusRateWindow
 	opts.ReclaimSettings = c.opts.reclaimSettings()
+	opts.ReportAddress, opts.ReportCertDir, opts.ReportURL = c.reportAddress(), c.reportCertDir(), c.reportURL()
 	return opts
 }
 
@@ -66,8 +68,9 @@ func (c *Cluster) waitForReclaimedCapacity(ctx context.Context) error {
 }
 
 // ManagerFlags are the flags of `backfill manager` that give a manager
-// started by hand (--manager=false) the local cluster's reclaim settings;
-// Prometheus scrapes it at 127.0.0.1:8080, or wherever ManagersFile says.
+// started by hand (--manager=false) the local cluster's reclaim settings
+// and report endpoint; Prometheus scrapes it at 127.0.0.1:8080, or
+// wherever ManagersFile says.
 func (c *Cluster) ManagerFlags() []string {
 	o := c.managerOptions("")
 	s := o.ReclaimSettings
@@ -77,6 +80,7 @@ func (c *Cluster) ManagerFlags() []string {
 		"--reclaim-interval=" + s.Interval.String(), "--reclaim-window=" + s.Window.String(),
 		"--reclaim-cooldown=" + s.Cooldown.String(), "--reclaim-stale-after=" + s.StaleAfter.String(),
 		"--reclaim-cpu-eviction-delay=" + s.CPUEvictionDelay.String(),
+		"--report-bind-address=" + o.ReportAddress, "--report-cert-dir=" + o.ReportCertDir, "--report-url=" + o.ReportURL,
 		fmt.Sprintf("--reclaim-growth-per-minute=%d", s.GrowthPerMinute),
 	}
 }

@@ -25,7 +25,8 @@ import (
 // (parameter servers run until they are stopped, as in real life) and
 // how much CPU and memory it uses: what it requested, of cpu and memory or
 // of reclaimed capacity. It also writes what
-// each pod's container prints into logDir, for `kubectl logs`. It looks
+// each pod's container prints into logDir, for `kubectl logs`, and reports
+// the jobs' progress to the manager (reportProgress). It looks
 // once a second, which is plenty for a simulation.
 func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duration, logDir string) {
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -43,6 +44,7 @@ func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duratio
 		ctrl.Log.Error(err, "Training simulation off")
 		return
 	}
+	go reportProgress(ctx, cs, dyn, runFor)
 	selector := kubeflowv1.OperatorNameLabel + "=" + kubeflowv1.OperatorName
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

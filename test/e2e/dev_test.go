@@ -29,12 +29,13 @@ import (
 
 // TestDevCluster starts `backfill dev up --detach` from nothing and checks
 // what a newcomer is promised: every component healthy, the nodes Ready
-// with their capacity, the demo TFJobs finishing, Prometheus holding the
-// manager's metrics, container CPU use and the GPU simulator's series with
-// no target down, the metrics API serving `kubectl top`, the online
-// service's compressed day (training above what priority alone allows by
-// night, evictions at the peak); a second `dev up` refused; `dev down`
-// leaving no process and no listening port behind.
+// with their capacity, the demo TFJobs finishing with their progress
+// reported, Prometheus holding the manager's metrics, container CPU use
+// and the GPU simulator's series with no target down, the metrics API
+// serving `kubectl top`, the online service's compressed day (training
+// above what priority alone allows by night, evictions at the peak); a
+// second `dev up` refused; `dev down` leaving no process and no listening
+// port behind.
 func TestDevCluster(t *testing.T) {
 	stateDir := t.TempDir()
 	dev := func(args ...string) (string, error) {
@@ -67,6 +68,7 @@ func TestDevCluster(t *testing.T) {
 	c := clusterClient(t, state.Kubeconfig)
 	checkNodes(t, c)
 	waitJobsSucceed(t, c, "tfjob-mnist-single", "tfjob-distributed", "resnet50-ps")
+	checkProgressReported(t, c, "tfjob-mnist-single", "tfjob-distributed", "resnet50-ps")
 
 	prom := state.Prometheus
 	for what, query := range map[string]string{
@@ -76,6 +78,7 @@ func TestDevCluster(t *testing.T) {
 		// The jobs have ended and their GPUs are free again: look back over
 		// the run.
 		"a GPU attributed to a TFJob pod": `count(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ml-dev"}[15m]))`,
+		"the demo jobs' productive time":  `sum(backfill_tfjob_goodput_seconds{namespace="ml-dev",cause="productive"})`,
 	} {
 		waitQueryPositive(t, prom, what, query)
 	}
@@ -97,6 +100,27 @@ func TestDevCluster(t *testing.T) {
 	}
 	if out, err := dev("status"); err == nil {
 		t.Errorf("dev status after dev down succeeded:\n%s", out)
+	}
+}
+
+// checkProgressReported: the simulated training code of each named job
+// reported its steps and a checkpoint to the manager's report endpoint,
+// over HTTPS with a pod-bound token, and the job's goodput counts the
+// time it ran as productive.
+func checkProgressReported(t *testing.T, c client.Client, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		job := &kubeflowv1.TFJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ml-dev", Name: name}, job); err != nil {
+			t.Fatal(err)
+		}
+		p, g := job.Status.Progress, job.Status.Goodput
+		if p == nil || p.Step <= 0 || p.CheckpointStep == nil || *p.CheckpointStep <= 0 {
+			t.Errorf("TFJob %s: progress %+v, want steps and a checkpoint reported", name, p)
+		}
+		if g == nil || g.ProductiveSeconds <= 0 {
+			t.Errorf("TFJob %s: goodput %+v, want productive time", name, g)
+		}
 	}
 }
 
