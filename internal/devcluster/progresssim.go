@@ -267,7 +267,7 @@ func (r *progressReporter) post(ctx context.Context, pod *corev1.Pod, run *repor
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("the manager answered %s", resp.Status)
