@@ -42,6 +42,9 @@ type job struct {
 	// started is the minute all its replicas started (-1: pending);
 	// savedAt the minute of its last checkpoint since (-1: none).
 	started, savedAt int
+	// disrupted: it waits to run again after an eviction or a kill (its
+	// recovery, in goodput's terms), not for its first start.
+	disrupted bool
 	// risk is what reclaim.Decide reads of it; Since follows its last
 	// checkpoint, else its start.
 	risk reclaim.Job
@@ -85,14 +88,14 @@ func (j *job) interrupt() float64 {
 		r.node.remove(r)
 		r.node = nil
 	}
-	j.started, j.savedAt = -1, -1
+	j.started, j.savedAt, j.disrupted = -1, -1, true
 	return lost
 }
 
 // start marks a job whose replicas were all bound at minute t as running
 // from the next minute.
 func (j *job) start(t int, rng *rand.Rand) {
-	j.started, j.savedAt = t+1, -1
+	j.started, j.savedAt, j.disrupted = t+1, -1, false
 	j.risk.Since = clock(t + 1)
 	for _, r := range j.replicas {
 		r.memoryUse = j.request.memory * (replicaMemoryMin + (1-replicaMemoryMin)*rng.Float64())

@@ -20,7 +20,10 @@ type tally struct {
 	// Replica-minutes at full speed: work done, and lost back to the last
 	// checkpoint to evictions and to OOM kills.
 	work, lostToEvictions, lostToOOM float64
-	finished                         int
+	// Replica-minutes of wall time: jobs running, and jobs waiting to run
+	// again after a disruption.
+	ran, recovering float64
+	finished        int
 }
 
 func newTally(policy string, spec nodeSpec, nodes, minutes int) *tally {
@@ -63,7 +66,11 @@ type summary struct {
 	evictionsPerNodeDay, oomKills     float64
 	// work is what was done and kept; all in replica-hours.
 	work, lostToEvictions, lostToOOM float64
-	finished                         int
+	// recovery is the replica-hours jobs waited to run again after a
+	// disruption; goodput the percent of the replica-time they ran or
+	// recovered that became kept work (at full speed).
+	recovery, goodput float64
+	finished          int
 }
 
 func (s *tally) summary() summary {
@@ -79,6 +86,7 @@ func (s *tally) summary() summary {
 		evictionsPerNodeDay: float64(s.evictions) / (nodeMinutes / minutesPerDay),
 		oomKills:            float64(s.oomKills),
 		work:                (s.work - s.lostToEvictions - s.lostToOOM) / 60, lostToEvictions: s.lostToEvictions / 60, lostToOOM: s.lostToOOM / 60,
+		recovery: s.recovering / 60, goodput: 100 * (s.work - s.lostToEvictions - s.lostToOOM) / (s.ran + s.recovering),
 		finished: s.finished,
 	}
 }

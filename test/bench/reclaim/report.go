@@ -40,6 +40,8 @@ func printReport(out io.Writer, cfg config, sums []summary) {
 	cells("training work lost to evictions, replica-hours", func(s summary) string { return fmt.Sprintf("%.1f", s.lostToEvictions) })
 	cells("OOM kills / work lost to them, replica-hours", func(s summary) string { return fmt.Sprintf("%.0f / %.1f", s.oomKills, s.lostToOOM) })
 	cells("training work done and kept, replica-hours", func(s summary) string { return fmt.Sprintf("%.0f", s.work) })
+	cells("recovery after disruptions, replica-hours", func(s summary) string { return fmt.Sprintf("%.1f", s.recovery) })
+	cells("goodput: kept work / (replica-time run + recovering)", func(s summary) string { return fmt.Sprintf("%.2f%%", s.goodput) })
 	cells("jobs finished", func(s summary) string { return fmt.Sprintf("%d", s.finished) })
 	flush()
 }

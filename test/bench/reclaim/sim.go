@@ -45,6 +45,11 @@ func (s *simulation) simulate() *tally {
 // and checkpoint, the kernel kills what memory cannot hold, the policy
 // decides each node, and the scheduler starts what fits.
 func (s *simulation) step(t int) {
+	for _, j := range s.cluster.pending {
+		if j.disrupted {
+			s.tally.recovering += float64(len(j.replicas))
+		}
+	}
 	s.observe(t)
 	s.train(t)
 	s.killOutOfMemory()
@@ -89,6 +94,7 @@ func (s *simulation) train(t int) {
 		}
 		gained, finished := j.progress(t, speed)
 		s.tally.work += gained
+		s.tally.ran += float64(len(j.replicas))
 		if !finished {
 			return false
 		}
