@@ -147,6 +147,7 @@ func (r *faultRun) check() {
 	r.t.Helper()
 	ctx := context.Background()
 	var restarts, disruptions int32
+	var reported, checkpointed int
 	kinds := map[string]int{}
 	for _, j := range r.jobs {
 		kinds[j.kind]++
@@ -157,6 +158,12 @@ func (r *faultRun) check() {
 		}
 		restarts += job.Status.Restarts
 		disruptions += job.Status.Disruptions
+		if p := job.Status.Progress; p != nil && p.Step > 0 {
+			reported++
+			if p.CheckpointStep != nil {
+				checkpointed++
+			}
+		}
 		if problems := r.checkJob(j, job); len(problems) > 0 {
 			r.t.Errorf("TFJob %s (%s, trains %v): %s\n  job: %s\n  pods: %s", j.name, j.kind, j.duration,
 				strings.Join(problems, "; "), describeJob(job), r.watch.describe(j.name))
@@ -173,6 +180,13 @@ func (r *faultRun) check() {
 	done, all := r.inject.doneCount()
 	r.t.Logf("Checked %d TFJobs (%s): %d pods seen, %d of %d faults injected, %d restarts and %d disruptions counted; the pod watch listed again %d times",
 		len(r.jobs), strings.Join(kindList, ", "), r.watch.size(), done, all, restarts, disruptions, r.watch.relistCount())
+	// The simulated training code reports to whichever manager leads: a
+	// job whose reporting replica ran only while none did has nothing to
+	// show, but reports must have flowed through the faults.
+	r.t.Logf("%d of %d TFJobs reported progress, %d a checkpoint", reported, len(r.jobs), checkpointed)
+	if reported == 0 {
+		r.t.Errorf("No TFJob reported progress: the report endpoint never served during the run")
+	}
 	if n := r.watch.relistCount(); n > 0 && r.t.Failed() {
 		r.t.Logf("The pod watch had to list again %d times: a pod that came and went in between is missing from its history", n)
 	}

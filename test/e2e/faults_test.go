@@ -22,7 +22,8 @@ import (
 // or the control plane is killed under them. Afterwards every job is in
 // the state its pod history dictates, each restart and disruption is
 // counted exactly once, no replica ever had two live pods, and once the
-// jobs are deleted no pod or service is left. The size fits CI;
+// jobs are deleted no pod or service is left. The simulated training code
+// reports its progress to the manager throughout. The size fits CI;
 // -faults.jobs=100 runs the full size, -faults.seed replays a run.
 
 // leaseNamespace holds the managers' leader-election Lease.
