@@ -13,14 +13,15 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	cvt "github.com/backfill-dev/backfill/internal/clusterview/clusterviewtest"
 	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // realisticPod is a TFJob pod as the apiserver returns it: managed fields,
 // many labels and annotations, env, volumes, probes and a full status.
 func realisticPod(i int) *corev1.Pod {
-	p := tfjobPod(testPod("team-a", fmt.Sprintf("mnist-worker-%d", i), "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
-		container(resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"), resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"))),
+	p := cvt.TFJobPod(cvt.Pod("team-a", fmt.Sprintf("mnist-worker-%d", i), "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
+		cvt.Container(cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"), cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "1"))),
 		"mnist", "worker")
 	p.UID = "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"
 	p.ResourceVersion = "123456"
@@ -52,17 +53,17 @@ func realisticPod(i int) *corev1.Pod {
 // realistic pod's metadata only its namespace and name survive, none of
 // its labels, annotations, managed fields, spec or status.
 func TestPodSummary(t *testing.T) {
-	sidecar := testPod("shop", "web-0", "n", corev1.PodQOSBurstable, corev1.PodRunning, container(resources("cpu", "1"), nil))
-	sidecar.Spec.InitContainers = []corev1.Container{container(resources("cpu", "500m", "memory", "1Gi"), resources("memory", "1Gi"))}
+	sidecar := cvt.Pod("shop", "web-0", "n", corev1.PodQOSBurstable, corev1.PodRunning, cvt.Container(cvt.Resources("cpu", "1"), nil))
+	sidecar.Spec.InitContainers = []corev1.Container{cvt.Container(cvt.Resources("cpu", "500m", "memory", "1Gi"), cvt.Resources("memory", "1Gi"))}
 	sidecar.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
-	sidecar.Spec.Overhead = resources("cpu", "50m", "memory", "64Mi")
-	podLevel := testPod("shop", "api-0", "n", corev1.PodQOSGuaranteed, corev1.PodRunning, container(nil, nil))
-	podLevel.Spec.Resources = &corev1.ResourceRequirements{Requests: resources("cpu", "3", "memory", "2Gi"), Limits: resources("cpu", "3", "memory", "2Gi")}
-	other := testPod("shop", "web-1", "n", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
+	sidecar.Spec.Overhead = cvt.Resources("cpu", "50m", "memory", "64Mi")
+	podLevel := cvt.Pod("shop", "api-0", "n", corev1.PodQOSGuaranteed, corev1.PodRunning, cvt.Container(nil, nil))
+	podLevel.Spec.Resources = &corev1.ResourceRequirements{Requests: cvt.Resources("cpu", "3", "memory", "2Gi"), Limits: cvt.Resources("cpu", "3", "memory", "2Gi")}
+	other := cvt.Pod("shop", "web-1", "n", corev1.PodQOSBestEffort, corev1.PodRunning, cvt.Container(nil, nil))
 	other.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "TFJob", Name: "x", Controller: ptr.To(true)}}
 	other.Labels = map[string]string{colocation.TierLabel: "offline"}
-	batch := tfjobPod(testPod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning,
-		container(resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"), resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"))),
+	batch := cvt.TFJobPod(cvt.Pod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning,
+		cvt.Container(cvt.Resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"), cvt.Resources("backfill.dev/batch-cpu", "2000", "backfill.dev/batch-memory", "4Gi"))),
 		"etl", "worker")
 	started := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	batch.UID, batch.Status.StartTime, batch.DeletionTimestamp = "uid-etl", &started, &started

@@ -7,74 +7,45 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/clusterview"
+	cvt "github.com/backfill-dev/backfill/internal/clusterview/clusterviewtest"
 	"github.com/backfill-dev/backfill/internal/colocation"
 )
-
-func resources(pairs ...string) corev1.ResourceList {
-	list := corev1.ResourceList{}
-	for i := 0; i < len(pairs); i += 2 {
-		list[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
-	}
-	return list
-}
-
-func container(requests, limits corev1.ResourceList) corev1.Container {
-	return corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}
-}
-
-// testPod is a pod on node with the given containers, QoS class and phase.
-func testPod(ns, name, node string, qos corev1.PodQOSClass, phase corev1.PodPhase, containers ...corev1.Container) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       corev1.PodSpec{NodeName: node, Containers: containers},
-		Status:     corev1.PodStatus{Phase: phase, QOSClass: qos},
-	}
-}
-
-func tfjobPod(p *corev1.Pod, job, rtype string) *corev1.Pod {
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: job, Controller: ptr.To(true)}}
-	p.Labels = map[string]string{kubeflowv1.ReplicaTypeLabel: rtype}
-	return p
-}
 
 func testNode(name string, allocatable corev1.ResourceList) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: allocatable}}
 }
 
 func TestColocationState(t *testing.T) {
-	web := testPod("shop", "web-0", "gpu-0", corev1.PodQOSBurstable, corev1.PodRunning,
-		container(resources("cpu", "500m", "memory", "1Gi"), resources("cpu", "1", "memory", "2Gi")),
-		container(resources("cpu", "250m"), nil))
+	web := cvt.Pod("shop", "web-0", "gpu-0", corev1.PodQOSBurstable, corev1.PodRunning,
+		cvt.Container(cvt.Resources("cpu", "500m", "memory", "1Gi"), cvt.Resources("cpu", "1", "memory", "2Gi")),
+		cvt.Container(cvt.Resources("cpu", "250m"), nil))
 	// An init container larger than the containers' sum sets the request.
-	web.Spec.InitContainers = []corev1.Container{container(resources("cpu", "2"), nil)}
-	web.Spec.Overhead = resources("cpu", "100m")
-	worker := tfjobPod(testPod("team-a", "mnist-worker-0", "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
-		container(resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"), resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"))),
+	web.Spec.InitContainers = []corev1.Container{cvt.Container(cvt.Resources("cpu", "2"), nil)}
+	web.Spec.Overhead = cvt.Resources("cpu", "100m")
+	worker := cvt.TFJobPod(cvt.Pod("team-a", "mnist-worker-0", "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
+		cvt.Container(cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"), cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"))),
 		"mnist", "worker")
-	labelled := testPod("batch", "etl-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodPending, container(nil, nil))
+	labelled := cvt.Pod("batch", "etl-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodPending, cvt.Container(nil, nil))
 	labelled.Labels = map[string]string{colocation.TierLabel: "offline"}
-	classed := testPod("batch", "report-0", "cpu-0", corev1.PodQOSBurstable, corev1.PodRunning, container(resources("cpu", "1"), nil))
+	classed := cvt.Pod("batch", "report-0", "cpu-0", corev1.PodQOSBurstable, corev1.PodRunning, cvt.Container(cvt.Resources("cpu", "1"), nil))
 	classed.Spec.PriorityClassName = "backfill-offline"
-	unbound := testPod("shop", "web-1", "", corev1.PodQOSBurstable, corev1.PodPending, container(resources("cpu", "1"), nil))
-	lost := testPod("shop", "web-2", "gone-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(nil, nil))
-	batch := resources("backfill.dev/batch-cpu", "3000", "backfill.dev/batch-memory", "6Gi")
-	reclaimed := tfjobPod(testPod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(batch, batch)), "etl", "worker")
-	leaving := tfjobPod(testPod("team-a", "etl-worker-1", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, container(batch, batch)), "etl", "worker")
+	unbound := cvt.Pod("shop", "web-1", "", corev1.PodQOSBurstable, corev1.PodPending, cvt.Container(cvt.Resources("cpu", "1"), nil))
+	lost := cvt.Pod("shop", "web-2", "gone-0", corev1.PodQOSBestEffort, corev1.PodRunning, cvt.Container(nil, nil))
+	batch := cvt.Resources("backfill.dev/batch-cpu", "3000", "backfill.dev/batch-memory", "6Gi")
+	reclaimed := cvt.TFJobPod(cvt.Pod("team-a", "etl-worker-0", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, cvt.Container(batch, batch)), "etl", "worker")
+	leaving := cvt.TFJobPod(cvt.Pod("team-a", "etl-worker-1", "cpu-0", corev1.PodQOSBestEffort, corev1.PodRunning, cvt.Container(batch, batch)), "etl", "worker")
 	leaving.DeletionTimestamp = &metav1.Time{}
-	cpuNode := testNode("cpu-0", resources("cpu", "16", "memory", "64Gi"))
-	cpuNode.Status.Capacity = resources("cpu", "16", "memory", "64Gi", "backfill.dev/batch-cpu", "9500", "backfill.dev/batch-memory", "40Gi")
+	cpuNode := testNode("cpu-0", cvt.Resources("cpu", "16", "memory", "64Gi"))
+	cpuNode.Status.Capacity = cvt.Resources("cpu", "16", "memory", "64Gi", "backfill.dev/batch-cpu", "9500", "backfill.dev/batch-memory", "40Gi")
 
 	// The apiserver leaves finished pods out (the view's field selector);
 	// an unbound pod that slips through counts nowhere.
 	source := summarised(t,
 		[]*corev1.Node{
-			testNode("gpu-0", resources("cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8")),
+			testNode("gpu-0", cvt.Resources("cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8")),
 			cpuNode,
 		},
 		[]*corev1.Pod{web, worker, labelled, classed, unbound, lost, reclaimed, leaving})
