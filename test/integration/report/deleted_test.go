@@ -14,6 +14,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // TestDeletedPodToken: the token of a replica that was deleted (and
@@ -48,7 +49,7 @@ func TestDeletedPodToken(t *testing.T) {
 	// TokenReview itself refuses the old token, and it is still 403
 	// (the manager may still trust its own review of it, and refuse it
 	// for its pod's new UID: the reason differs, not the status).
-	eventually(t, "the TokenReview to refuse the old token", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the TokenReview to refuse the old token", func(ctx context.Context) (bool, error) {
 		r, err := review(ctx, old)
 		return err == nil && !r.Authenticated, err
 	})
@@ -82,7 +83,7 @@ func TestTokenReviewOfDeletedPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	eventually(t, "the TokenReview to refuse the deleted pod's token", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the TokenReview to refuse the deleted pod's token", func(ctx context.Context) (bool, error) {
 		r, err = review(ctx, token)
 		return err == nil && !r.Authenticated, err
 	})
@@ -98,7 +99,7 @@ func TestTokenReviewOfDeletedPod(t *testing.T) {
 	if err := apiServer.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TokenReview to see the new pod", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the TokenReview to see the new pod", func(ctx context.Context) (bool, error) {
 		r, err = review(ctx, token)
 		return err == nil && r.Error != "[invalid bearer token, service account token has been invalidated]", err
 	})

@@ -15,6 +15,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // TestCheckpointHandshake: a suspended job's running pod gets the stop
@@ -31,7 +32,7 @@ func TestCheckpointHandshake(t *testing.T) {
 		return st.Progress != nil && st.Progress.CheckpointStep != nil && *st.Progress.CheckpointStep == 10
 	})
 
-	eventually(t, "the job to be suspended", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the job to be suspended", func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, job)
 		if err != nil {
 			return false, err
@@ -41,7 +42,7 @@ func TestCheckpointHandshake(t *testing.T) {
 		return err == nil, ignoreConflict(err)
 	})
 	var noticed corev1.Pod
-	eventually(t, "the stop notice", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the stop notice", func(ctx context.Context) (bool, error) {
 		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), &noticed)
 		return err == nil && noticed.Annotations[tfjob.StopAtAnnotation] != "", err
 	})
@@ -54,13 +55,13 @@ func TestCheckpointHandshake(t *testing.T) {
 	}
 	// Reports and checkpoints are kept to the second: one the notice's
 	// own second would not be after it.
-	consistently(t, "the pod stopped before its notice ran out, with no checkpoint since", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "the pod stopped before its notice ran out, with no checkpoint since", quiet, func(ctx context.Context) (bool, error) {
 		return stopped(ctx, pod)
 	})
 
 	wantReport(t, ns, "handshake", bearer(token), `{"step": 20, "checkpoint": true}`, http.StatusNoContent, "")
 	reported := time.Now()
-	eventually(t, "the pod to stop after its checkpoint", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the pod to stop after its checkpoint", func(ctx context.Context) (bool, error) {
 		return stopped(ctx, pod)
 	})
 	if left := time.Until(stopAt); left < stopNotice/2 {

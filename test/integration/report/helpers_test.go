@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,32 +134,8 @@ func wantReport(t *testing.T, ns, job, authorization, body string, status int, r
 
 func bearer(token string) string { return "Bearer " + token }
 
-// eventually polls cond until it holds or framework.Timeout passes.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, framework.Timeout, true, cond); err != nil {
-		t.Fatalf("Waiting for %s: %v", what, err)
-	}
-}
-
 // quiet is how long a test watches for something that must not happen.
 const quiet = 3 * time.Second
-
-// consistently checks that bad stays false for quiet.
-func consistently(t *testing.T, what string, bad func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), quiet)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-		return bad(context.Background()) // the poll's deadline is not the check's
-	})
-	if err == nil {
-		t.Fatalf("%s happened, and must not", what)
-	}
-	if ctx.Err() == nil {
-		t.Fatalf("Checking that %s does not happen: %v", what, err)
-	}
-}
 
 // getJob reads a job from the apiserver.
 func getJob(ctx context.Context, job *kubeflowv1.TFJob) (*kubeflowv1.TFJob, error) {
@@ -172,7 +147,7 @@ func getJob(ctx context.Context, job *kubeflowv1.TFJob) (*kubeflowv1.TFJob, erro
 func waitForJob(t *testing.T, job *kubeflowv1.TFJob, what string, cond func(kubeflowv1.JobStatus) bool) *kubeflowv1.TFJob {
 	t.Helper()
 	var got *kubeflowv1.TFJob
-	eventually(t, "TFJob "+job.Name+": "+what, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "TFJob "+job.Name+": "+what, func(ctx context.Context) (bool, error) {
 		var err error
 		got, err = getJob(ctx, job)
 		return err == nil && cond(got.Status), err
@@ -192,7 +167,7 @@ func lastCondition(st kubeflowv1.JobStatus) kubeflowv1.JobCondition {
 func waitForPod(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	eventually(t, "pod "+name+" to exist", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pod "+name+" to exist", func(ctx context.Context) (bool, error) {
 		err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod)
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -203,7 +178,7 @@ func waitForPod(t *testing.T, ns, name string) *corev1.Pod {
 func waitForNewPod(t *testing.T, old *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	eventually(t, "pod "+old.Name+" to be recreated", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pod "+old.Name+" to be recreated", func(ctx context.Context) (bool, error) {
 		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(old), pod)
 		return err == nil && pod.UID != old.UID, client.IgnoreNotFound(err)
 	})
@@ -235,7 +210,7 @@ func runPod(t *testing.T, pod *corev1.Pod) {
 // setPodStatus writes a pod's status subresource, retrying on conflict.
 func setPodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
 	t.Helper()
-	eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
 		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return false, err
 		}

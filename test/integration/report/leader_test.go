@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/backfill-dev/backfill/internal/report"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // managerPod is the pod the suite's manager believes it runs in
@@ -39,7 +40,7 @@ func createManagerPod() error {
 
 // The leading manager labels its pod for the reports Service to select.
 func TestLeaderLabelsItsPod(t *testing.T) {
-	eventually(t, "the manager's pod labelled "+report.LeaderLabel, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the manager's pod labelled "+report.LeaderLabel, func(ctx context.Context) (bool, error) {
 		pod := &corev1.Pod{}
 		err := apiServer.Client.Get(ctx, managerPod, pod)
 		return err == nil && pod.Labels[report.LeaderLabel] == "true", err

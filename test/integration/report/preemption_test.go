@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // TestPreemptedInPart: a job one of whose two workers the scheduler
@@ -30,7 +31,7 @@ func TestPreemptedInPart(t *testing.T) {
 	}
 	waitForJob(t, job, "Restarting for the preemption", restarting)
 	replacement := waitForNewPod(t, pods[1])
-	consistently(t, "the job left Restarting while a worker is not running", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "the job left Restarting while a worker is not running", quiet, func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, job)
 		return err == nil && !restarting(got.Status), err
 	})

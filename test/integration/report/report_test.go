@@ -14,6 +14,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // TestReports: a pod's report reaches its job's status.progress; every
@@ -51,7 +52,7 @@ func TestReports(t *testing.T) {
 	wantReport(t, ns, "mnist", bearer(token), `{"step": -1}`, http.StatusBadRequest, "cannot be negative")
 	wantReport(t, ns, "mnist", bearer(token), `{"step": 99, "checkpoint": true}`, http.StatusBadRequest, "is before step 100")
 
-	consistently(t, "a refused report reached a status", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "a refused report reached a status", quiet, func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, mnist)
 		if err != nil {
 			return false, err
@@ -76,7 +77,7 @@ func TestReports(t *testing.T) {
 	}
 	wantReport(t, ns, "mnist", bearer(token), refused, http.StatusTooManyRequests, "more than 2 times a second")
 	waitForJob(t, mnist, "step 200", func(st kubeflowv1.JobStatus) bool { return st.Progress != nil && st.Progress.Step == 200 })
-	consistently(t, "a rate-limited report reached the status", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "a rate-limited report reached the status", quiet, func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, mnist)
 		return err == nil && (got.Status.Progress.Step != 200 || got.Status.Progress.CheckpointTime != nil), err
 	})
@@ -93,12 +94,12 @@ func TestJobNotFound(t *testing.T) {
 	if err := apiServer.Client.Delete(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job to be gone", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the job to be gone", func(ctx context.Context) (bool, error) {
 		_, err := getJob(ctx, job)
 		return err != nil, client.IgnoreNotFound(err)
 	})
 	// The manager's cache learns of the deletion shortly after.
-	eventually(t, "the report to be 404", func(context.Context) (bool, error) {
+	framework.Eventually(t, "the report to be 404", func(context.Context) (bool, error) {
 		status, _ := post(t, ns, "gone", bearer(token), `{"step": 1}`)
 		return status == http.StatusNotFound, nil
 	})

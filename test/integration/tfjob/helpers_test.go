@@ -13,7 +13,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -35,15 +34,6 @@ func loadExample(t *testing.T, file string) *kubeflowv1.TFJob {
 	return job
 }
 
-// eventually polls cond until it holds or framework.Timeout passes.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, framework.Timeout, true, cond)
-	if err != nil {
-		t.Fatalf("Waiting for %s: %v", what, err)
-	}
-}
-
 // getJob reads a job from the apiserver.
 func getJob(ctx context.Context, ns, name string) (*kubeflowv1.TFJob, error) {
 	job := &kubeflowv1.TFJob{}
@@ -54,7 +44,7 @@ func getJob(ctx context.Context, ns, name string) (*kubeflowv1.TFJob, error) {
 func waitForCondition(t *testing.T, ns, name string, ctype kubeflowv1.JobConditionType) *kubeflowv1.TFJob {
 	t.Helper()
 	var job *kubeflowv1.TFJob
-	eventually(t, "TFJob "+name+" to be "+string(ctype), func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "TFJob "+name+" to be "+string(ctype), func(ctx context.Context) (bool, error) {
 		var err error
 		if job, err = getJob(ctx, ns, name); err != nil {
 			return false, err
@@ -69,7 +59,7 @@ func waitForCondition(t *testing.T, ns, name string, ctype kubeflowv1.JobConditi
 func waitForPods(t *testing.T, ns string, names ...string) map[string]*corev1.Pod {
 	t.Helper()
 	pods := map[string]*corev1.Pod{}
-	eventually(t, "pods to exist", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pods to exist", func(ctx context.Context) (bool, error) {
 		for _, name := range names {
 			pod := &corev1.Pod{}
 			if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
@@ -86,7 +76,7 @@ func waitForPods(t *testing.T, ns string, names ...string) map[string]*corev1.Po
 func waitForNewPod(t *testing.T, ns, name string, old string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	eventually(t, "pod "+name+" to be recreated", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pod "+name+" to be recreated", func(ctx context.Context) (bool, error) {
 		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -98,7 +88,7 @@ func waitForNewPod(t *testing.T, ns, name string, old string) *corev1.Pod {
 // waitGone waits until the object is deleted.
 func waitGone(t *testing.T, obj client.Object) {
 	t.Helper()
-	eventually(t, obj.GetName()+" to be deleted", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, obj.GetName()+" to be deleted", func(ctx context.Context) (bool, error) {
 		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -135,7 +125,7 @@ func endPod(t *testing.T, pod *corev1.Pod, code int32) {
 // setPodStatus writes a pod's status subresource, retrying on conflict.
 func setPodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
 	t.Helper()
-	eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
 		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return false, err
 		}
@@ -160,23 +150,6 @@ func deleteNamespace(t *testing.T, name string) {
 // quiet is how long a test watches for something that must not happen.
 const quiet = 2 * time.Second
 
-// consistently checks that bad stays false for a while: the test of
-// something that must not happen.
-func consistently(t *testing.T, what string, bad func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), quiet)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-		return bad(context.Background()) // the poll's deadline is not the check's
-	})
-	if err == nil {
-		t.Fatalf("%s happened, and must not", what)
-	}
-	if ctx.Err() == nil {
-		t.Fatalf("Checking that %s does not happen: %v", what, err)
-	}
-}
-
 // podExists reports whether a pod of that name exists.
 func podExists(ctx context.Context, ns, name string) (bool, error) {
 	err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{})
@@ -189,7 +162,7 @@ func podExists(ctx context.Context, ns, name string) (bool, error) {
 // waitForEvent waits for an event with the reason about the job.
 func waitForEvent(t *testing.T, ns, job, reason string) {
 	t.Helper()
-	eventually(t, "event "+reason, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "event "+reason, func(ctx context.Context) (bool, error) {
 		var events eventsv1.EventList
 		if err := apiServer.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
 			return false, err

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // jobBuilder builds test TFJobs: makeJob(ns, "j").replicas(Worker, 2, OnFailure).obj().
@@ -73,7 +74,7 @@ func TestBackoffLimit(t *testing.T) {
 			t.Errorf("Failed reason = %s, want BackoffLimitExceeded", reason)
 		}
 		waitForEvent(t, ns, job.Name, "BackoffLimitExceeded")
-		consistently(t, "a third pod", func(ctx context.Context) (bool, error) {
+		framework.Consistently(t, "a third pod", quiet, func(ctx context.Context) (bool, error) {
 			pod := &corev1.Pod{}
 			err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "retry-worker-0"}, pod)
 			return err == nil && pod.UID != second.UID, client.IgnoreNotFound(err)
@@ -187,7 +188,7 @@ func TestCleanPodPolicy(t *testing.T) {
 					waitGone(t, pods[pod])
 					continue
 				}
-				consistently(t, pod+" deleted", func(ctx context.Context) (bool, error) {
+				framework.Consistently(t, pod+" deleted", quiet, func(ctx context.Context) (bool, error) {
 					exists, err := podExists(ctx, ns, pod)
 					return !exists, err
 				})
@@ -205,7 +206,7 @@ func TestFinishedReplicasStayFinished(t *testing.T) {
 		successPolicy(kubeflowv1.SuccessPolicyAllWorkers).run(cleanPolicy(kubeflowv1.CleanPodPolicyNone)).
 		create(t, "all-ps-0", "all-worker-0", "all-worker-1")
 	endPod(t, pods["all-worker-0"], 0)
-	eventually(t, "worker 0 recorded as succeeded", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "worker 0 recorded as succeeded", func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, ns, job.Name)
 		return err == nil && got.Status.ReplicaStatuses[kubeflowv1.ReplicaTypeWorker].Succeeded == 1, err
 	})
@@ -217,7 +218,7 @@ func TestFinishedReplicasStayFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pods["all-worker-0"])
-	consistently(t, "succeeded worker 0 started again", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "succeeded worker 0 started again", quiet, func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "all-worker-0")
 	})
 
@@ -227,7 +228,7 @@ func TestFinishedReplicasStayFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pods["all-ps-0"])
-	consistently(t, "a finished job created a pod", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "a finished job created a pod", quiet, func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "all-ps-0")
 	})
 }
@@ -246,13 +247,13 @@ func TestSuspendAndResume(t *testing.T) {
 	if suspended.Status.StartTime != nil {
 		t.Errorf("Suspended job has startTime %v", suspended.Status.StartTime)
 	}
-	consistently(t, "a suspended job created a pod", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "a suspended job created a pod", quiet, func(ctx context.Context) (bool, error) {
 		return podExists(ctx, ns, "queued-worker-0")
 	})
 
 	setSuspend(t, ns, job.Name, false)
 	pods := waitForPods(t, ns, "queued-worker-0", "queued-worker-1")
-	eventually(t, "resumed status", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "resumed status", func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, ns, job.Name)
 		if err != nil {
 			return false, err
@@ -298,7 +299,7 @@ func TestManagedBy(t *testing.T) {
 	makeJob(ns, "local").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyNever).
 		run(func(r *kubeflowv1.RunPolicy) { r.ManagedBy = ptr.To(kubeflowv1.ManagedByTrainingOperator) }).
 		create(t, "local-worker-0")
-	consistently(t, "backfill acted on a MultiKueue job", func(ctx context.Context) (bool, error) {
+	framework.Consistently(t, "backfill acted on a MultiKueue job", quiet, func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, ns, foreign.Name)
 		if err != nil {
 			return false, err

@@ -236,7 +236,7 @@ func find(families map[string]*dto.MetricFamily, name string, labels map[string]
 // waitForJob waits until the job's status satisfies ok.
 func waitForJob(t *testing.T, job *kubeflowv1.TFJob, what string, ok func(kubeflowv1.JobStatus) bool) {
 	t.Helper()
-	eventually(t, job.Name+": "+what, func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, job.Name+": "+what, func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, job.Namespace, job.Name)
 		if err != nil {
 			return false, err

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // The seed's manifests apply unchanged and get their pods and services,
@@ -145,7 +146,7 @@ func TestSuccessStopsParameterServers(t *testing.T) {
 		runPod(t, pod)
 	}
 	waitForCondition(t, job.Namespace, job.Name, kubeflowv1.JobRunning)
-	eventually(t, "4 active workers and 2 active PS", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "4 active workers and 2 active PS", func(ctx context.Context) (bool, error) {
 		got, err := getJob(ctx, job.Namespace, job.Name)
 		if err != nil {
 			return false, err
@@ -166,7 +167,7 @@ func TestSuccessStopsParameterServers(t *testing.T) {
 		t.Errorf("Worker succeededIndexes (-want +got):\n%s", diff)
 	}
 	noticed := &corev1.Pod{}
-	eventually(t, "the stop notice on ps-0", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "the stop notice on ps-0", func(ctx context.Context) (bool, error) {
 		err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pods["tfjob-distributed-ps-0"]), noticed)
 		return err == nil && noticed.Annotations["backfill.dev/stop-reason"] == "TFJobSucceeded", client.IgnoreNotFound(err)
 	})
@@ -307,7 +308,7 @@ func TestRefusedPodIsReported(t *testing.T) {
 	}
 
 	job, _ := makeJob(ns, "refused").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyNever).create(t)
-	eventually(t, "a FailedCreatePod event naming the quota", func(ctx context.Context) (bool, error) {
+	framework.Eventually(t, "a FailedCreatePod event naming the quota", func(ctx context.Context) (bool, error) {
 		var events eventsv1.EventList
 		if err := apiServer.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
 			return false, err
