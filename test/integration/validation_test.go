@@ -823,6 +823,7 @@ func TestValidationKubectlPrinterColumns(t *testing.T) {
 		},
 		Restarts:    2,
 		Disruptions: 1,
+		Progress:    &kubeflowv1.Progress{Step: 1200, ReportTime: now, CheckpointStep: ptr.To[int64](1000), CheckpointTime: &now},
 	}
 	if err := apiServer.Client.Status().Update(ctx, job); err != nil {
 		t.Fatalf("Updating the status: %v", err)
@@ -839,9 +840,9 @@ func TestValidationKubectlPrinterColumns(t *testing.T) {
 	out = kubectl(t, "get", "tfjob", "-n", ns, "-o", "wide")
 	t.Logf("kubectl get tfjob -o wide:\n%s", out)
 	header, row = tableRow(t, out, job.Name)
-	wantColumns(t, "kubectl get tfjob -o wide", header, []string{"NAME", "STATE", "AGE", "RESTARTS", "DISRUPTIONS"})
-	if len(row) != 5 || row[1] != "Running" || row[3] != "2" || row[4] != "1" {
-		t.Errorf("kubectl get tfjob -o wide row = %q, want %s Running <age> 2 1", row, job.Name)
+	wantColumns(t, "kubectl get tfjob -o wide", header, []string{"NAME", "STATE", "AGE", "RESTARTS", "DISRUPTIONS", "STEP", "CHECKPOINT"})
+	if len(row) != 7 || row[1] != "Running" || row[3] != "2" || row[4] != "1" || row[5] != "1200" || !strings.HasSuffix(row[6], "s") {
+		t.Errorf("kubectl get tfjob -o wide row = %q, want %s Running <age> 2 1 1200 <checkpoint age>", row, job.Name)
 	}
 }
 
