@@ -364,18 +364,7 @@ func TestCheckpointEndsTheNotice(t *testing.T) {
 	})
 	ctx := context.Background()
 	job := trainingJob("saver", node, 1, "3", time.Hour)
-	if err := apiServer.Client.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
-	var pod corev1.Pod
-	eventually(t, settled, "the job's pod to run", func(ctx context.Context) (bool, string, error) {
-		pods, err := jobPods(ctx, job.Name)
-		if len(pods) == 1 {
-			pod = pods[0]
-		}
-		return running(pods, node) == 1, fmt.Sprintf("%d running", running(pods, node)), err
-	})
+	pod := runOnePod(t, job, node)
 
 	setOnlineUse(t, node, "3500m")
 	t.Cleanup(func() { setOnlineUse(t, node, "500m") })
@@ -437,18 +426,7 @@ func TestMemoryDoesNotWait(t *testing.T) {
 	tmpl.Annotations[simkwok.UsageMemoryAnnotation] = "36Gi"
 	res := &tmpl.Spec.Containers[0].Resources
 	res.Requests[corev1.ResourceMemory], res.Limits[corev1.ResourceMemory] = resource.MustParse("36Gi"), resource.MustParse("36Gi")
-	if err := apiServer.Client.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
-	var pod corev1.Pod
-	eventually(t, settled, "the job's pod to run", func(ctx context.Context) (bool, string, error) {
-		pods, err := jobPods(ctx, job.Name)
-		if len(pods) == 1 {
-			pod = pods[0]
-		}
-		return running(pods, node) == 1, fmt.Sprintf("%d running", running(pods, node)), err
-	})
+	pod := runOnePod(t, job, node)
 
 	// 4 × 7Gi online beside 36Gi of training leaves nothing of 64Gi.
 	setOnlineMemory(t, node, "7Gi")
@@ -474,4 +452,23 @@ func TestMemoryDoesNotWait(t *testing.T) {
 	if len(said) != 1 || !strings.Contains(said[0], "now, without notice") {
 		t.Errorf("The job's eviction events: %q, want one that says the pod goes now, without notice", said)
 	}
+}
+
+// runOnePod creates a one-pod job, deleted when the test ends, and
+// returns its pod once it runs on node.
+func runOnePod(t *testing.T, job *kubeflowv1.TFJob, node string) corev1.Pod {
+	t.Helper()
+	if err := apiServer.Client.Create(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apiServer.Client.Delete(context.Background(), job) })
+	var pod corev1.Pod
+	eventually(t, settled, "the job's pod to run", func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPods(ctx, job.Name)
+		if len(pods) == 1 {
+			pod = pods[0]
+		}
+		return running(pods, node) == 1, fmt.Sprintf("%d running", running(pods, node)), err
+	})
+	return pod
 }
