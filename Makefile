@@ -16,6 +16,10 @@ DEV_TOOLS := $(BIN)/controller-gen $(BIN)/golangci-lint
 PROM_VERSION := 3.16.0
 OBS_TOOLS := $(BIN)/prometheus $(BIN)/promtool
 SIM_TOOLS := $(BIN)/kwok $(BIN)/metrics-server
+KUEUE_VERSION := v0.19.2
+# Kueue's CRDs and webhook manifests come from its module, next to the
+# binary, so that bin/ alone runs it.
+QUEUE_TOOLS := $(BIN)/kueue
 METRICS_SERVER_VERSION := v0.8.0
 HELM_VERSION := v3.22.0
 # helm reports its version and renders for the Kubernetes its client-go
@@ -33,7 +37,7 @@ help: ## List the targets.
 ## only when missing or when its pins changed.
 
 .PHONY: tools
-tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
+tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE)
@@ -62,6 +66,18 @@ $(BIN)/metrics-server: hack/tools/metrics-server/go.mod hack/tools/metrics-serve
 	cd hack/tools/metrics-server && go build -trimpath \
 		-ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(METRICS_SERVER_VERSION)" \
 		-o $@ sigs.k8s.io/metrics-server/cmd/metrics-server
+
+# Kueue reports its version as its own release build sets it.
+$(BIN)/kueue: hack/tools/kueue/go.mod hack/tools/kueue/go.sum
+	@echo ">> building kueue $(KUEUE_VERSION) from source (about 10 minutes the first time)"
+	cd hack/tools/kueue && go build -trimpath \
+		-ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$(KUEUE_VERSION)" \
+		-o $@ sigs.k8s.io/kueue/cmd/kueue
+	rm -rf $(BIN)/kueue-manifests && mkdir -p $(BIN)/kueue-manifests/crd
+	cd hack/tools/kueue && src=$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && \
+		cp $$src/config/components/crd/bases/*.yaml $(BIN)/kueue-manifests/crd/ && \
+		cp $$src/config/components/webhook/manifests.yaml $(BIN)/kueue-manifests/webhooks.yaml
+	chmod -R u+w $(BIN)/kueue-manifests
 
 $(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 	@echo ">> building prometheus and promtool $(PROM_VERSION) from source"
@@ -126,11 +142,14 @@ unit: ## Unit tests only: fast, no binaries needed.
 	go test ./...
 
 .PHONY: integration
-integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
+integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
 	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/
 
 .PHONY: test
 test: unit integration e2e ## Every test (builds the missing tools first).
+
+.PHONY: queue-tools
+queue-tools: $(QUEUE_TOOLS) ## Build Kueue, which the suites and `backfill dev --kueue` run.
 
 .PHONY: dev-tools
 dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Build what `backfill dev` runs.
@@ -140,7 +159,7 @@ dev: dev-tools ## Start the local cluster with the demo (backfill dev up).
 	go run ./cmd/backfill dev up
 
 .PHONY: e2e
-e2e: dev-tools $(CHART_TOOLS) ## Suites against the whole local cluster (backfill dev).
+e2e: dev-tools $(QUEUE_TOOLS) $(CHART_TOOLS) ## Suites against the whole local cluster (backfill dev).
 	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
 
 ##@ Benchmarks: not part of `make test`.

@@ -1,0 +1,43 @@
+package framework
+
+import (
+	"context"
+	"time"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
+)
+
+// kueueStart bounds Kueue's start: installing its CRDs, registering its
+// webhooks and its first readiness.
+const kueueStart = 2 * time.Minute
+
+// StartKueue installs Kueue's CRDs on the apiserver, runs bin/kueue with
+// its TFJob integration on (and all-or-nothing admission when wait is
+// set), registers its webhooks, and returns once it is ready. It is
+// stopped, by its PID, when the suite closes.
+func (s *Suite) StartKueue(a *APIServer, wait *kueue.WaitForPodsReady) (*kueue.Kueue, error) {
+	if err := requireBinaries("kueue"); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), kueueStart)
+	defer cancel()
+	if err := kueue.InstallCRDs(ctx, a.Env.Config, BinDir(), kueueStart); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := a.AdminKubeconfig(s.Logs, "kueue")
+	if err != nil {
+		return nil, err
+	}
+	k, err := kueue.Start(kueue.Options{BinDir: BinDir(), Kubeconfig: kubeconfig, Dir: s.Logs, WaitForPodsReady: wait})
+	if err != nil {
+		return nil, err
+	}
+	s.OnStop("kueue", func() error { return k.Process.Stop(30 * time.Second) })
+	if err := kueue.RegisterWebhooks(ctx, a.Client, BinDir(), k); err != nil {
+		return nil, err
+	}
+	if err := k.WaitReady(ctx, kueueStart); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
