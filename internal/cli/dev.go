@@ -67,6 +67,7 @@ func newDevUpCommand() *cobra.Command {
 	f.BoolVar(&opts.Demo, "demo", opts.Demo, "Load the online service, whose use follows a compressed day, the example TFJobs, and a backlog of CPU training jobs that keeps arriving.")
 	f.DurationVar(&opts.DayLength, "day", opts.DayLength, "How long one day of the demo's online service lasts: its use rises to a peak in the afternoon and falls at night, and reclaimed capacity follows.")
 	f.BoolVar(&opts.Gang, "gang", opts.Gang, "Turn on Kubernetes' gang scheduling (GenericWorkload), so that distributed TFJobs start all their pods or none.")
+	f.BoolVar(&opts.Kueue, "kueue", opts.Kueue, "Run Kueue with its TFJob integration on and a ready-to-use LocalQueue "+devcluster.QueueName+" in namespace "+devcluster.QueueNamespace+" (ClusterQueue "+devcluster.QueueName+": 4 GPUs, 16 CPUs, 64Gi): label a TFJob kueue.x-k8s.io/queue-name="+devcluster.QueueName+" to queue it. Builds Kueue the first time (about 10 minutes).")
 	f.BoolVar(&opts.Manager, "manager", opts.Manager, "Run the backfill manager in the cluster; with --manager=false start it yourself: backfill manager --kubeconfig <the printed kubeconfig> (Prometheus scrapes its default metrics port, 8080).")
 	f.BoolVar(&opts.RestartComponents, "restart-components", opts.RestartComponents, "Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler or Prometheus again when it exits, with the same arguments and data (at most 5 times a minute each), instead of stopping the cluster.")
 	return cmd

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/backfill-dev/backfill/internal/queueing"
 )
 
 // fieldManager owns the fields submit applies (server-side apply).
@@ -25,6 +27,7 @@ type submitOptions struct {
 	timeout        time.Duration
 	forceConflicts bool
 	dryRun         bool
+	queue          string
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -40,6 +43,7 @@ progress line until every job runs (or, with --wait-for=done, has finished),
 and fails when a job fails or the timeout passes.`,
 		Example: `  backfill submit -f mnist.yaml
   backfill submit -f mnist.yaml --wait
+  backfill submit -f mnist.yaml --queue training
   cat jobs.yaml | kubectl backfill submit -f - --wait-for=done --timeout=30m`,
 		Args: cobra.NoArgs,
 	}
@@ -51,6 +55,7 @@ and fails when a job fails or the timeout passes.`,
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up waiting after this long")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields another manager (e.g. kubectl) set")
 	f.BoolVar(&o.dryRun, "dry-run", false, "only validate with the cluster; change nothing")
+	f.StringVar(&o.queue, "queue", "", "submit to this Kueue LocalQueue of the jobs' namespace (sets the label "+queueing.QueueNameLabel+"); Kueue keeps each job suspended until it admits it")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := o.check(); err != nil {
 			return err
@@ -68,6 +73,14 @@ and fails when a job fails or the timeout passes.`,
 			nsFlag = k.namespace
 		}
 		if err := placeInNamespace(manifests, k.namespace, nsFlag); err != nil {
+			return err
+		}
+		if o.queue != "" {
+			if err := queueManifests(manifests, o.queue); err != nil {
+				return err
+			}
+		}
+		if err := checkLocalQueues(cmd.Context(), k.client, manifests); err != nil {
 			return err
 		}
 		return o.run(cmd.Context(), k, manifests, cmd.OutOrStdout())
@@ -91,6 +104,9 @@ func (o *submitOptions) check() error {
 	}
 	if o.timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %s: give a positive duration such as 10m", o.timeout)}
+	}
+	if err := checkQueueName(o.queue); err != nil {
+		return err
 	}
 	if o.dryRun && o.waitFor != "" {
 		return usageError{errors.New("--dry-run changes nothing, so there is nothing to wait for: drop --wait")}

@@ -46,7 +46,7 @@ type Cluster struct {
 	// (restart.go) replace processes while Stop may be reading them.
 	mu          sync.Mutex
 	procs       []*process.Process // in start order
-	args        map[string][]string
+	commands    map[string][]string // each child's command line, binary first
 	stopping    bool
 	kwok        *kwok.Kwok
 	servers     []*http.Server
@@ -77,7 +77,7 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 		return nil, err
 	}
 
-	c = &Cluster{opts: opts, out: out, cp: &controlPlane{dir: opts.StateDir}, args: map[string][]string{}}
+	c = &Cluster{opts: opts, out: out, cp: &controlPlane{dir: opts.StateDir}, commands: map[string][]string{}}
 	c.state = &State{PID: os.Getpid(), StartedAt: time.Now()}
 	if err := c.state.write(opts.StateDir); err != nil {
 		return nil, err
@@ -87,31 +87,7 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 			c.Stop()
 		}
 	}()
-	steps := []struct {
-		what string
-		run  func(context.Context) error
-	}{
-		{"etcd and kube-apiserver", c.startAPIServer},
-		{"kube-controller-manager and kube-scheduler", c.startComponents},
-		{"simulated nodes (kwok)", c.startNodes},
-		{"metrics-server (the metrics API)", c.startMetricsServer},
-		{"the backfill manager", c.startManager},
-		{"the simulated GPU exporter", c.startGPUSim},
-		{"Prometheus", c.startPrometheus},
-	}
-	if opts.Manager {
-		steps = append(steps, struct {
-			what string
-			run  func(context.Context) error
-		}{"reclaimed capacity on every node", c.waitForReclaimedCapacity})
-	}
-	if opts.Demo {
-		steps = append(steps, struct {
-			what string
-			run  func(context.Context) error
-		}{"the demo workloads", c.loadDemo})
-	}
-	for _, step := range steps {
+	for _, step := range c.steps() {
 		fmt.Fprintf(out, "Starting %s ...\n", step.what)
 		if err := step.run(ctx); err != nil {
 			return c, fmt.Errorf("starting %s: %w", step.what, err)
@@ -124,10 +100,42 @@ func Up(ctx context.Context, opts Options, out io.Writer) (c *Cluster, err error
 	return c, c.state.write(opts.StateDir)
 }
 
+// step is one part of the cluster to start.
+type step struct {
+	what string
+	run  func(context.Context) error
+}
+
+// steps are the parts the options ask for, in the order they start.
+func (c *Cluster) steps() []step {
+	steps := []step{
+		{"etcd and kube-apiserver", c.startAPIServer},
+		{"kube-controller-manager and kube-scheduler", c.startComponents},
+		{"simulated nodes (kwok)", c.startNodes},
+		{"metrics-server (the metrics API)", c.startMetricsServer},
+	}
+	// Kueue's webhooks must serve before the manager and the demo create
+	// anything Kueue would queue.
+	if c.opts.Kueue {
+		steps = append(steps, step{"Kueue and the queue " + QueueNamespace + "/" + QueueName, c.startKueue})
+	}
+	steps = append(steps,
+		step{"the backfill manager", c.startManager},
+		step{"the simulated GPU exporter", c.startGPUSim},
+		step{"Prometheus", c.startPrometheus})
+	if c.opts.Manager {
+		steps = append(steps, step{"reclaimed capacity on every node", c.waitForReclaimedCapacity})
+	}
+	if c.opts.Demo {
+		steps = append(steps, step{"the demo workloads", c.loadDemo})
+	}
+	return steps
+}
+
 // resetStateDir removes what an earlier cluster left in dir, and only that:
 // the directory may hold other files of the user's.
 func resetStateDir(dir string) error {
-	for _, name := range []string{"etcd", "pki", "kwok", "prometheus", "logs", "state.json", "kubeconfig"} {
+	for _, name := range []string{"etcd", "pki", "kwok", "kueue", "prometheus", "logs", "state.json", "kubeconfig"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return err
 		}
@@ -138,13 +146,19 @@ func resetStateDir(dir string) error {
 // startChild runs a binary of BinDir with its log under logs/ and records
 // it as a component.
 func (c *Cluster) startChild(name string, address string, args ...string) error {
+	return c.startCommand(name, address, filepath.Join(c.opts.BinDir, name), args...)
+}
+
+// startCommand is startChild for any binary: one of BinDir, or a program
+// that runs the component (and is known by its name).
+func (c *Cluster) startCommand(name, address, binary string, args ...string) error {
 	log := filepath.Join(c.opts.StateDir, "logs", name+".log")
-	p, err := process.Start(filepath.Join(c.opts.BinDir, name), args, nil, log)
+	p, err := process.StartNamed(name, binary, args, nil, log)
 	if err != nil {
 		return err
 	}
 	c.procs = append(c.procs, p)
-	c.args[name] = args
+	c.commands[name] = append([]string{binary}, args...)
 	c.state.Components = append(c.state.Components, Component{Name: name, PID: p.PID(), Address: address, Log: log})
 	return nil
 }

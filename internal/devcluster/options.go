@@ -35,6 +35,9 @@ type Options struct {
 	// Gang turns on Kubernetes' gang scheduling (the GenericWorkload
 	// feature gate and scheduling.k8s.io/v1beta1 PodGroups).
 	Gang bool
+	// Kueue runs Kueue with its TFJob integration on and a ready-to-use
+	// LocalQueue, QueueNamespace/QueueName.
+	Kueue bool
 	// Manager runs the backfill manager inside `dev up`. Without it the
 	// cluster waits for one started on its own (`backfill manager`), e.g.
 	// under a debugger, or several with leader election.

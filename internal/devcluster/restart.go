@@ -2,7 +2,6 @@ package devcluster
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
@@ -56,7 +55,8 @@ func (c *Cluster) restart(old *process.Process) (*process.Process, error) {
 		return nil, nil
 	}
 	name := old.Name()
-	p, err := process.Start(filepath.Join(c.opts.BinDir, name), c.args[name], nil, old.LogPath())
+	command := c.commands[name]
+	p, err := process.StartNamed(name, command[0], command[1:], nil, old.LogPath())
 	if err != nil {
 		return nil, err
 	}

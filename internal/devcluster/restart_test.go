@@ -44,10 +44,10 @@ func TestRestartComponents(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Cluster{
-		opts:  Options{BinDir: bin, StateDir: stateDir, RestartComponents: true},
-		out:   io.Discard,
-		state: &State{PID: os.Getpid()},
-		args:  map[string][]string{},
+		opts:     Options{BinDir: bin, StateDir: stateDir, RestartComponents: true},
+		out:      io.Discard,
+		state:    &State{PID: os.Getpid()},
+		commands: map[string][]string{},
 	}
 	if err := c.startChild("component", "127.0.0.1:1", "-test.run=^$"); err != nil {
 		t.Fatal(err)

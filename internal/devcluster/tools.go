@@ -6,16 +6,26 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // binaries are the tools the local cluster runs, all built by hack/tools.
 var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metrics-server", "prometheus"}
 
+// queueBinaries are those of `dev --kueue`, which the queue-tools target
+// builds.
+var queueBinaries = []string{"kueue"}
+
 // ensureTools builds the missing binaries through the checkout's Makefile,
 // streaming its progress, or says how to get them.
 func ensureTools(opts Options, out io.Writer) error {
 	var missing []string
-	for _, b := range binaries {
+	needed, targets := binaries, []string{"dev-tools"}
+	if opts.Kueue {
+		needed, targets = append(slices.Clone(binaries), queueBinaries...), append(targets, "queue-tools")
+	}
+	for _, b := range needed {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
 			missing = append(missing, b)
 		}
@@ -24,10 +34,10 @@ func ensureTools(opts Options, out io.Writer) error {
 		return nil
 	}
 	if opts.RepoDir == "" {
-		return fmt.Errorf("%v missing from %s: run `make dev-tools` in a backfill checkout, or `backfill dev up` from inside one", missing, opts.BinDir)
+		return fmt.Errorf("%v missing from %s: run `make %s` in a backfill checkout, or `backfill dev up` from inside one", missing, opts.BinDir, strings.Join(targets, " "))
 	}
 	fmt.Fprintf(out, "Building %v into %s from their Go modules.\nThe first build takes 15-20 minutes and about 3.5 GB of memory; later starts take seconds.\n", missing, opts.BinDir)
-	cmd := exec.Command("make", "-C", opts.RepoDir, "dev-tools", "BIN="+opts.BinDir)
+	cmd := exec.Command("make", append([]string{"-C", opts.RepoDir, "BIN=" + opts.BinDir}, targets...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("building the tools: %w", err)

@@ -24,6 +24,9 @@ const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 // stores.
 var WorkloadListGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "WorkloadList"}
 
+// LocalQueueGVK is the queue a job's QueueNameLabel names.
+var LocalQueueGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "LocalQueue"}
+
 // Workload conditions, as Kueue names them.
 const (
 	ConditionQuotaReserved = "QuotaReserved"

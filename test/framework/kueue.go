@@ -2,9 +2,11 @@ package framework
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
+	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
 // kueueStart bounds Kueue's start: installing its CRDs, registering its
@@ -28,15 +30,19 @@ func (s *Suite) StartKueue(a *APIServer, wait *kueue.WaitForPodsReady) (*kueue.K
 	if err != nil {
 		return nil, err
 	}
-	k, err := kueue.Start(kueue.Options{BinDir: BinDir(), Kubeconfig: kubeconfig, Dir: s.Logs, WaitForPodsReady: wait})
+	k, err := kueue.Prepare(kueue.Options{BinDir: BinDir(), Kubeconfig: kubeconfig, Dir: s.Logs, WaitForPodsReady: wait})
 	if err != nil {
 		return nil, err
 	}
-	s.OnStop("kueue", func() error { return k.Process.Stop(30 * time.Second) })
+	p, err := process.StartNamed("kueue", k.Binary, k.Args, nil, filepath.Join(s.Logs, "kueue.log"))
+	if err != nil {
+		return nil, err
+	}
+	s.OnStop("kueue", func() error { return p.Stop(30 * time.Second) })
 	if err := kueue.RegisterWebhooks(ctx, a.Client, BinDir(), k); err != nil {
 		return nil, err
 	}
-	if err := k.WaitReady(ctx, kueueStart); err != nil {
+	if err := k.WaitReady(ctx, p, kueueStart); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -19,6 +19,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
 // pollInterval is how often the waits here look again.
@@ -127,14 +129,14 @@ func (k *Kueue) clientConfig(from admissionregistrationv1.WebhookClientConfig) a
 }
 
 // WaitReady waits until Kueue answers /readyz, which it does once its
-// webhook server serves, or fails when Kueue exits first.
-func (k *Kueue) WaitReady(ctx context.Context, timeout time.Duration) error {
+// webhook server serves, or fails when p, Kueue's process, exits first.
+func (k *Kueue) WaitReady(ctx context.Context, p *process.Process, timeout time.Duration) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	url := "http://" + k.HealthAddress + "/readyz"
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-k.Process.Done():
-			return false, fmt.Errorf("kueue exited: see %s", k.Process.LogPath())
+		case <-p.Done():
+			return false, fmt.Errorf("kueue exited: see %s", p.LogPath())
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

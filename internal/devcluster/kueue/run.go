@@ -20,15 +20,19 @@ type Options struct {
 	BinDir string
 	// Kubeconfig is an admin's: Kueue reads and writes across the cluster.
 	Kubeconfig string
-	// Dir holds Kueue's configuration, certificates and log.
+	// Dir holds Kueue's configuration and certificates.
 	Dir string
 	// WaitForPodsReady, when set, turns all-or-nothing admission on.
 	WaitForPodsReady *WaitForPodsReady
 }
 
-// Kueue is a started Kueue and what its webhook registrations need.
+// Kueue is Kueue ready to start: its command line, and what its webhook
+// registrations and readiness check need.
 type Kueue struct {
-	Process *process.Process
+	// Binary and Args are the command that runs it; the PID it gets is
+	// Kueue's own.
+	Binary string
+	Args   []string
 	// WebhookPort is where its webhooks listen on 127.0.0.1.
 	WebhookPort int
 	// CABundle signed its serving certificate.
@@ -41,15 +45,16 @@ type Kueue struct {
 // does not manage its certificates itself. The path is fixed in its code.
 const metricsCertPath = "/etc/kueue/metrics/certs"
 
-// Start writes Kueue's configuration and certificates under o.Dir and
-// starts it. It does not wait: call Register, then WaitReady.
+// Prepare writes Kueue's configuration and certificates under o.Dir and
+// returns the command that runs it. Start it (process.StartNamed), then
+// RegisterWebhooks and WaitReady.
 //
 // Kueue insists on a certificate under /etc/kueue. Rather than write into
 // the host's /etc, it runs in a mount namespace of its own where /etc is
 // the host's with the certificate laid over it (a read-only overlay); as
 // root that needs no more, otherwise a user namespace maps the user to
 // root inside it.
-func Start(o Options) (*Kueue, error) {
+func Prepare(o Options) (*Kueue, error) {
 	ports, err := process.FreePorts(2)
 	if err != nil {
 		return nil, err
@@ -83,11 +88,7 @@ func Start(o Options) (*Kueue, error) {
 		// The visibility API needs an aggregated apiserver of its own;
 		// nothing here asks it.
 		"--feature-gates=VisibilityOnDemand=false")
-	p, err := process.Start(unshare, args, nil, filepath.Join(o.Dir, "kueue.log"))
-	if err != nil {
-		return nil, err
-	}
-	return &Kueue{Process: p, WebhookPort: ports[1], CABundle: caBundle, HealthAddress: fmt.Sprintf("127.0.0.1:%d", ports[0])}, nil
+	return &Kueue{Binary: unshare, Args: args, WebhookPort: ports[1], CABundle: caBundle, HealthAddress: fmt.Sprintf("127.0.0.1:%d", ports[0])}, nil
 }
 
 // unshareArgs enter a private mount namespace; a user other than root

@@ -27,6 +27,12 @@ type Process struct {
 // Start runs binary with args, appending its stdout and stderr to logPath
 // (created if missing). env, when not nil, replaces the environment.
 func Start(binary string, args []string, env []string, logPath string) (*Process, error) {
+	return StartNamed(filepath.Base(binary), binary, args, env, logPath)
+}
+
+// StartNamed is Start for a server run through another program (a
+// wrapper that prepares its namespace, say), known by name.
+func StartNamed(name, binary string, args []string, env []string, logPath string) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening the log of %s: %w", binary, err)
@@ -41,7 +47,7 @@ func Start(binary string, args []string, env []string, logPath string) (*Process
 		_ = log.Close()
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
 	}
-	p := &Process{name: filepath.Base(binary), logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &Process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = log.Close()
@@ -50,7 +56,7 @@ func Start(binary string, args []string, env []string, logPath string) (*Process
 	return p, nil
 }
 
-// Name is the binary's base name.
+// Name is the name it was started by: the binary's base name for Start.
 func (p *Process) Name() string { return p.name }
 
 // PID is the process id recorded at start.
