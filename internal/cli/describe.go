@@ -22,7 +22,7 @@ const maxEvents = 20
 func newDescribeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe [tfjob] JOB | describe node NODE",
-		Short: "Show a TFJob in detail (replicas, placement, TF_CONFIG, events, why pods wait), or a node's reclaimed capacity and the formula behind it",
+		Short: "Show a TFJob in detail (its Kueue queue, replicas, placement, TF_CONFIG, events, why pods wait), or a node's reclaimed capacity and the formula behind it",
 		Example: `  backfill describe mnist
   kubectl backfill describe mnist -n training
   kubectl backfill describe node gpu-0`,
@@ -77,6 +77,7 @@ type description struct {
 	job    *kubeflowv1.TFJob
 	pods   []corev1.Pod
 	events []corev1.Event // oldest first, at most maxEvents
+	queue  *queueReading  // nil for a job that names no Kueue queue
 }
 
 func gatherDescription(ctx context.Context, k *kube, name string) (*description, error) {
@@ -95,7 +96,10 @@ func gatherDescription(ctx context.Context, k *kube, name string) (*description,
 	if err != nil {
 		return nil, fmt.Errorf("listing events: %w", err)
 	}
-	return &description{job: &job, pods: pods.Items, events: eventsAbout(events.Items, &job, pods.Items)}, nil
+	return &description{
+		job: &job, pods: pods.Items, events: eventsAbout(events.Items, &job, pods.Items),
+		queue: readQueue(ctx, k.client, &job),
+	}, nil
 }
 
 // eventsAbout keeps the events of the job and its pods, the most recent

@@ -38,7 +38,7 @@ func renderDescription(out io.Writer, d *description, now time.Time) error {
 		fmt.Fprintf(w, "%s:\t%s\n", f[0], f[1])
 	}
 	sections := []func(io.Writer, *description, time.Time){
-		writeProgress, writeGoodput, writeReplicaSpecs, writeConditions, writeReplicas, writeWaiting, writePlacement, writeTFConfig, writeEvents,
+		writeQueue, writeProgress, writeGoodput, writeReplicaSpecs, writeConditions, writeReplicas, writeWaiting, writePlacement, writeTFConfig, writeEvents,
 	}
 	for _, section := range sections {
 		section(w, d, now)

@@ -2,16 +2,22 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/queueing"
 )
 
 func describeFixtures() map[string]*description {
@@ -29,7 +35,61 @@ func describeFixtures() map[string]*description {
 			"TFJob research/bert cannot start its pods: PriorityClass does-not-exist does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName", time.Minute).
 		goodput(0, 0, 0, time.Minute, time.Minute, -1).obj()
 
+	llama := &jobs[4]
+	quotaMessage := "couldn't assign flavors to pod set worker: insufficient quota for cpu in flavor default-flavor, request > maximum capacity (24 > 8)"
+	waitingForQuota := &queueReading{workload: &queueing.Workload{Name: "tfjob-llama-8e2f1", Conditions: []metav1.Condition{
+		workloadCondition(queueing.ConditionQuotaReserved, metav1.ConditionFalse, "Pending", quotaMessage, 10*time.Minute),
+	}}}
+
+	// mnist, admitted: Kueue unsuspended it and its pods run.
+	admittedJob := mnist.DeepCopy()
+	admittedJob.Labels = map[string]string{queueing.QueueNameLabel: "training"}
+	admittedJob.Spec.RunPolicy.Suspend = ptr.To(false)
+	admitted := &queueReading{workload: &queueing.Workload{Name: "tfjob-mnist-5c9d0", ClusterQueue: "cluster-queue", Conditions: []metav1.Condition{
+		workloadCondition(queueing.ConditionQuotaReserved, metav1.ConditionTrue, "QuotaReserved", "Quota reserved in ClusterQueue cluster-queue", 3*time.Hour),
+		workloadCondition(queueing.ConditionAdmitted, metav1.ConditionTrue, "Admitted", "The workload is admitted", 3*time.Hour),
+		workloadCondition(queueing.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "All pods reached readiness and the workload is running", 2*time.Hour),
+	}}}
+
+	// bert ran, then Kueue preempted it for a job of higher priority and
+	// requeued it; the operator stopped its pods.
+	preemptedJob := makeJob("research", "bert", 2*time.Hour).replicas(kubeflowv1.ReplicaTypeWorker, 2, 0).queue("training", true).
+		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/bert is created.", 2*time.Hour).
+		condition(kubeflowv1.JobRunning, corev1.ConditionFalse, "TFJobSuspended", "TFJob research/bert is suspended.", 3*time.Minute).
+		condition(kubeflowv1.JobSuspended, corev1.ConditionTrue, "TFJobSuspended", "TFJob research/bert is suspended.", 3*time.Minute).
+		progress(1200, -1, 4*time.Minute, 1000, 20*time.Minute).
+		goodput(time.Hour+40*time.Minute, 10*time.Minute, 2*time.Minute, 5*time.Minute, 3*time.Minute, -1).obj()
+	preemption := "Preempted to accommodate a workload (UID: 0a4f3c2e, JobUID: 77b1d9aa) due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; preemptee path: /cluster-queue"
+	evicted := &queueReading{workload: &queueing.Workload{Name: "tfjob-bert-41c7e", Conditions: []metav1.Condition{
+		workloadCondition(queueing.ConditionEvicted, metav1.ConditionTrue, "Preempted", preemption, 3*time.Minute),
+		workloadCondition(queueing.ConditionQuotaReserved, metav1.ConditionFalse, "Pending", preemption, 2*time.Minute),
+		workloadCondition(queueing.ConditionAdmitted, metav1.ConditionFalse, "NoReservation", "The workload has no reservation", 2*time.Minute),
+		workloadCondition("Requeued", metav1.ConditionTrue, "Preempted", preemption, 2*time.Minute),
+	}}}
+
+	// small jobs of one worker, suspended in a queue, whose Workload is
+	// missing or says the queue is misconfigured.
+	small := func(name string) *kubeflowv1.TFJob {
+		return makeJob("research", name, time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 1, 0).queue("training", true).
+			condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/"+name+" is created.", time.Minute).
+			condition(kubeflowv1.JobSuspended, corev1.ConditionTrue, "TFJobSuspended", "TFJob research/"+name+" is suspended.", time.Minute).
+			goodput(0, 0, 0, time.Minute, 0, -1).obj()
+	}
+	forbidden := fmt.Errorf("listing Kueue Workloads: %w", apierrors.NewForbidden(
+		schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New(`User "alice" cannot list resource "workloads" in API group "kueue.x-k8s.io" in the namespace "research"`)))
+	missingQueue := &queueReading{workload: &queueing.Workload{Name: "tfjob-typo-1b2c3", Conditions: []metav1.Condition{
+		workloadCondition(queueing.ConditionQuotaReserved, metav1.ConditionFalse, "Misconfigured", "LocalQueue training doesn't exist", 50*time.Second),
+	}}}
+
 	return map[string]*description{
+		"describe-queued":              {job: llama, queue: waitingForQuota},
+		"describe-queue-admitted":      {job: admittedJob, pods: pods.of(mnist), queue: admitted},
+		"describe-queue-preempted":     {job: preemptedJob, queue: evicted},
+		"describe-queue-missing-queue": {job: small("typo"), queue: missingQueue},
+		"describe-queue-no-kueue":      {job: small("lonely"), queue: &queueReading{err: queueing.ErrNoKueue}},
+		"describe-queue-no-workload":   {job: small("orphan"), queue: &queueReading{}},
+		"describe-queue-forbidden":     {job: small("secret"), queue: &queueReading{err: forbidden}},
+
 		"describe-running": {job: mnist, pods: mnistPods, events: []corev1.Event{
 			event(mnist, "TFJob", "Normal", "SuccessfulCreatePod", "tfjob-controller", "Created pods: mnist-chief-0, mnist-ps-0, mnist-ps-1, mnist-worker-0, mnist-worker-1, mnist-worker-2, mnist-worker-3", 3*time.Hour, 1),
 			event(&mnistPods[5], "Pod", "Warning", "FailedScheduling", "default-scheduler", gpuMessage, 30*time.Second, 12),
@@ -42,6 +102,10 @@ func describeFixtures() map[string]*description {
 }
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }
+
+func workloadCondition(ctype string, status metav1.ConditionStatus, reason, message string, at time.Duration) metav1.Condition {
+	return metav1.Condition{Type: ctype, Status: status, Reason: reason, Message: message, LastTransitionTime: ago(at)}
+}
 
 func TestDescribe(t *testing.T) {
 	for name, d := range describeFixtures() {

@@ -8,6 +8,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/queueing"
 )
 
 // What the manager does with a job where the job leaves it to the
@@ -28,12 +29,19 @@ func cleanPodPolicyInWords(rp *kubeflowv1.RunPolicy) string {
 	return string(managerDefaultCleanPodPolicy) + " (the manager's default, --default-clean-pod-policy)"
 }
 
+// queuedState is the state of a job that waits in a Kueue queue.
+const queuedState = "Queued"
+
 // stateOf is the job's state as get and describe show it: jobState, but a
-// job the operator holds back before it starts (its Created condition is
-// False: a PriorityClass that does not exist, an invalid capacity
-// annotation) shows why instead of Pending, which is for a job the
-// operator has not seen yet.
+// job that waits in a Kueue queue (suspended, with a queue-name label)
+// shows Queued unless it is done, and a job the operator holds back before
+// it starts (its Created condition is False: a PriorityClass that does not
+// exist, an invalid capacity annotation) shows why instead of Pending,
+// which is for a job the operator has not seen yet.
 func stateOf(job *kubeflowv1.TFJob) string {
+	if queueing.Queued(job) && !isDone(job) {
+		return queuedState
+	}
 	state := jobState(job)
 	if c := jobCondition(job, kubeflowv1.JobCreated); state == "Pending" && c != nil && c.Status == corev1.ConditionFalse {
 		if c.Reason != "" {
@@ -44,9 +52,14 @@ func stateOf(job *kubeflowv1.TFJob) string {
 	return state
 }
 
-// jobStateInWords is stateOf for describe, which says what a held job means.
+// jobStateInWords is stateOf for describe, which says what a queued or
+// held job means.
 func jobStateInWords(job *kubeflowv1.TFJob) string {
-	if state := stateOf(job); state != jobState(job) {
+	state := stateOf(job)
+	if state == queuedState {
+		return queuedState + " (suspended in LocalQueue " + queueing.QueueName(job) + ": no pod runs until Kueue admits the job, see Queue)"
+	}
+	if state != jobState(job) {
 		return state + " (held: the operator creates no pod until this is fixed, see Conditions)"
 	}
 	return jobState(job)

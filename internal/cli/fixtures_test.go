@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/queueing"
 )
 
 // update rewrites the golden files: go test ./internal/cli -update.
@@ -120,6 +121,17 @@ func (b *jobBuilder) goodput(productive, lost, recovery, waiting, accounted, run
 		g.RunningSince = ptr.To(ago(runningSince))
 	}
 	b.job.Status.Goodput = g
+	return b
+}
+
+// queue submits the job to Kueue's LocalQueue name; suspended, it waits
+// there as Kueue's webhook leaves it.
+func (b *jobBuilder) queue(name string, suspended bool) *jobBuilder {
+	if b.job.Labels == nil {
+		b.job.Labels = map[string]string{}
+	}
+	b.job.Labels[queueing.QueueNameLabel] = name
+	b.job.Spec.RunPolicy.Suspend = ptr.To(suspended)
 	return b
 }
 

@@ -29,6 +29,10 @@ func getFixture() ([]kubeflowv1.TFJob, jobPods) {
 		progress(10000, -1, 48*time.Hour, 10000, 48*time.Hour).
 		goodput(59*time.Minute, 0, 0, time.Minute, 48*time.Hour, -1).obj()
 	fresh := makeJob("default", "unseen", 5*time.Second).replicas(kubeflowv1.ReplicaTypeWorker, 3, 0).priorityClass("batch-low").obj()
+	queued := makeJob("research", "llama", 10*time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 12, 0).queue("training", true).
+		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/llama is created.", 10*time.Minute).
+		condition(kubeflowv1.JobSuspended, corev1.ConditionTrue, "TFJobSuspended", "TFJob research/llama is suspended.", 10*time.Minute).
+		goodput(0, 0, 0, 10*time.Minute, 0, -1).obj()
 
 	pods := jobPods{
 		"research/mnist": {
@@ -45,7 +49,7 @@ func getFixture() ([]kubeflowv1.TFJob, jobPods) {
 			unschedulable(podOf(pending, kubeflowv1.ReplicaTypeWorker, 1), gpuMessage),
 		},
 	}
-	return []kubeflowv1.TFJob{*done, *fresh, *dist, *pending}, pods
+	return []kubeflowv1.TFJob{*done, *fresh, *dist, *pending, *queued}, pods
 }
 
 func TestGetTable(t *testing.T) {

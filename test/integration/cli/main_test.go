@@ -79,12 +79,18 @@ type result struct {
 	code           int
 }
 
-// cli runs backfill with args against the suite's apiserver.
+// cli runs backfill with args against the suite's apiserver, as an admin.
 func cli(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return cliAs(t, kubeconfig, stdin, args...)
+}
+
+// cliAs runs backfill with args as the user of the kubeconfig at path.
+func cliAs(t *testing.T, path, stdin string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, backfill, append(args, "--kubeconfig", kubeconfig)...)
+	cmd := exec.CommandContext(ctx, backfill, append(args, "--kubeconfig", path)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
