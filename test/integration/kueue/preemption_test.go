@@ -5,6 +5,7 @@ package kueue
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -37,6 +38,7 @@ func TestPreemptedJobResumes(t *testing.T) {
 	waitRunning(t, low, 2)
 	first := waitJob(t, low, "started", func(j *kubeflowv1.TFJob) bool { return j.Status.StartTime != nil })
 
+	preempting := time.Now()
 	high := newJob(q, "high", 2, "6s").priority(highPriority).create(t)
 	framework.Eventually(t, "the stop notice on a pod of "+low.Name, func(ctx context.Context) (bool, error) {
 		pods, err := jobPods(ctx, low)
@@ -61,6 +63,7 @@ func TestPreemptedJobResumes(t *testing.T) {
 	}
 
 	waitRunning(t, high, 2)
+	t.Logf("The higher job ran %v after its creation, with a stop notice of %v for the lower one", time.Since(preempting).Round(100*time.Millisecond), stopNotice)
 	waitJob(t, high, "succeeded", func(j *kubeflowv1.TFJob) bool { return conditionTrue(j, kubeflowv1.JobSucceeded) })
 	waitRunning(t, low, 2)
 	resumed := waitJob(t, low, "resumed", func(j *kubeflowv1.TFJob) bool { return j.Status.StartTime != nil && !suspended(j) })
