@@ -45,7 +45,7 @@ type Cluster struct {
 	// mu guards procs and state once the cluster runs: restarts
 	// (restart.go) replace processes while Stop may be reading them.
 	mu          sync.Mutex
-	procs       []*process.Process // in start order
+	procs       []*process.Process  // in start order
 	commands    map[string][]string // each child's command line, binary first
 	stopping    bool
 	kwok        *kwok.Kwok
