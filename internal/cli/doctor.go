@@ -34,7 +34,10 @@ func newDoctorCommand() *cobra.Command {
 		Short: "Check the cluster, or one TFJob, for what keeps training from running",
 		Long: `Walk the troubleshooting checklist of a co-located training cluster and
 print each check as OK, WARN or FAIL with what was found and the fix: the
-TFJob CRD and the operator; pods pending for lack of GPU, CPU or memory,
+TFJob CRD (and whether it is backfill's) and the operator; another TFJob
+controller (Kubeflow's training-operator or tf-operator) beside it; TFJobs
+that ask for a Kueue queue Kueue does not manage, or that Kueue keeps
+waiting, and why; pods pending for lack of GPU, CPU or memory,
 or of reclaimed capacity (backfill.dev/batch-cpu, batch-memory) and why
 the nodes publish so little, on a ResourceQuota, a LimitRange or a missing
 PriorityClass; an offline priority that is not below online pods; nodes

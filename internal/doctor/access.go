@@ -13,6 +13,9 @@ const (
 	readNodes           = "nodes"
 	readPriorityClasses = "priorityclasses"
 	readLeases          = "leases in every namespace"
+	readDeployments     = "deployments in every namespace"
+	readCRDs            = "customresourcedefinitions"
+	readWorkloads       = "workloads.kueue.x-k8s.io"
 )
 
 // checkNeeds are the cluster-wide reads of each check that has some.
@@ -23,6 +26,10 @@ var checkNeeds = map[string][]string{
 	CheckOfflinePriority:      {readAllPods, readPriorityClasses},
 	CheckGPUNodes:             {readNodes},
 	CheckReclaimUsage:         {readNodes},
+	CheckCRDMatch:             {readCRDs},
+	CheckOtherController:      {readDeployments, readAllPods, readLeases},
+	CheckKueueIntegration:     {readWorkloads},
+	CheckKueueWaiting:         {readWorkloads},
 }
 
 // skipForAccess is the SKIP result of check when a read it needs was

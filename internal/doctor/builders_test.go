@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,7 +24,15 @@ var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 const ns = "team-a"
 
 func snapshot() *Snapshot {
-	return &Snapshot{Now: now, TFJobsServed: true, OfflinePriorityClass: "backfill-offline", Logs: map[string]string{}}
+	return &Snapshot{Now: now, TFJobsServed: true, OfflinePriorityClass: "backfill-offline", Logs: map[string]string{}, CRD: installedCRD()}
+}
+
+// installedCRD is backfill's TFJob CRD as the apiserver returns it once
+// applied: stored as v1.
+func installedCRD() *apiextensionsv1.CustomResourceDefinition {
+	crd := ourCRD().DeepCopy()
+	crd.Status.StoredVersions = []string{"v1"}
+	return crd
 }
 
 func resources(kv ...string) corev1.ResourceList {

@@ -22,7 +22,11 @@ const (
 // Check ids, stable for scripts reading `doctor -o json`.
 const (
 	CheckCRD                  = "tfjob-crd"
+	CheckCRDMatch             = "tfjob-crd-match"
 	CheckOperator             = "operator"
+	CheckOtherController      = "other-tfjob-controller"
+	CheckKueueIntegration     = "kueue-integration"
+	CheckKueueWaiting         = "kueue-waiting"
 	CheckPendingResources     = "pending-resources"
 	CheckResourceQuota        = "resource-quota"
 	CheckLimitRange           = "limit-range"

@@ -1,10 +1,10 @@
 package doctor
 
 // Run runs every check on the snapshot, in the order a person would walk
-// them: is the operator there, why do pods wait, are priorities right, do
-// GPUs show, does reclaimed capacity follow usage, do containers crash,
-// does monitoring see it all. prom is nil
-// when no Prometheus URL was given.
+// them: is the CRD backfill's, is the operator there and alone, does Kueue
+// hold the jobs and why, why do pods wait, are priorities right, do GPUs
+// show, does reclaimed capacity follow usage, do containers crash, does
+// monitoring see it all. prom is nil when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
 	jobs := s.activeJobs()
@@ -17,7 +17,11 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 		}
 		out = append(out, results()...)
 	}
+	run(CheckCRDMatch, func() []Result { return checkCRDMatch(s) })
 	run(CheckOperator, func() []Result { return []Result{checkOperator(s, jobs)} })
+	run(CheckOtherController, func() []Result { return checkOtherController(s) })
+	run(CheckKueueIntegration, func() []Result { return checkKueueIntegration(s) })
+	run(CheckKueueWaiting, func() []Result { return checkKueueWaiting(s) })
 	run(CheckPriorityClassMissing, func() []Result { return checkPriorityClassMissing(s, jobs) })
 	run(CheckPendingResources, func() []Result { return checkPending(s, jobs) })
 	out = append(out, checkQuota(s, jobs)...)

@@ -24,7 +24,8 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 
 	got := Run(s, nil)
 	want := []verdict{
-		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
+		{CheckCRD, StatusOK, ""}, {CheckCRDMatch, StatusOK, ""}, {CheckOperator, StatusOK, ""}, {CheckOtherController, StatusOK, ""},
+		{CheckKueueIntegration, StatusOK, ""}, {CheckKueueWaiting, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
 		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
 		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
@@ -37,14 +38,15 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 	}
 }
 
-// Without the CRD there are no jobs to judge; the CRD check alone FAILs.
-// Without nodes, reclaim-usage has nothing to judge and is skipped.
+// Without the CRD there are no jobs to judge; the CRD check alone FAILs,
+// and there is no CRD to compare with backfill's. Without nodes,
+// reclaim-usage has nothing to judge and is skipped.
 func TestRunWithoutTheCRD(t *testing.T) {
 	s := snapshot()
-	s.TFJobsServed = false
+	s.TFJobsServed, s.CRD = false, nil
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 	got := Run(s, nil)
-	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 7, StatusSkip: 2}, Count(got)); diff != "" {
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 10, StatusSkip: 3}, Count(got)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
 	}
 	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
@@ -59,11 +61,13 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 	job := makeJob("mnist").workers(1, "nvidia.com/gpu", "1").obj()
 	s.Jobs = []kubeflowv1.TFJob{job}
 	s.Pods = []corev1.Pod{jobPod(job, "mnist-worker-0").obj()}
-	s.Forbidden = map[string]bool{readAllPods: true, readNodes: true, readPriorityClasses: true, readLeases: true}
+	s.Forbidden = map[string]bool{readAllPods: true, readNodes: true, readPriorityClasses: true, readLeases: true,
+		readCRDs: true, readDeployments: true, readWorkloads: true}
 
 	got := Run(s, nil)
 	want := []verdict{
-		{CheckCRD, StatusOK, ""}, {CheckOperator, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
+		{CheckCRD, StatusOK, ""}, {CheckCRDMatch, StatusSkip, ""}, {CheckOperator, StatusSkip, ""}, {CheckOtherController, StatusSkip, ""},
+		{CheckKueueIntegration, StatusSkip, ""}, {CheckKueueWaiting, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
 		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
 		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
@@ -77,6 +81,9 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		}
 		if r.Check == CheckReclaimUsage && r.Finding != "not checked: you may not list nodes, which this check needs" {
 			t.Errorf("reclaim-usage SKIP says %q, want the refused read", r.Finding)
+		}
+		if r.Check == CheckOtherController && r.Finding != "not checked: you may not list deployments in every namespace or pods in every namespace or leases in every namespace, which this check needs" {
+			t.Errorf("other-tfjob-controller SKIP says %q, want the refused reads", r.Finding)
 		}
 	}
 }

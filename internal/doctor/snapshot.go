@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -48,6 +50,19 @@ type Snapshot struct {
 	// Forbidden are the cluster-wide reads (readAllPods, readNodes, …) the
 	// user was refused; Pods then holds the jobs' namespace's pods only.
 	Forbidden map[string]bool
+
+	// The neighbours: what else in the cluster acts on TFJobs.
+
+	// CRD is the installed tfjobs.kubeflow.org, nil when there is none.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Deployments are every Deployment of the cluster: another TFJob
+	// controller is found by its Deployment.
+	Deployments []appsv1.Deployment
+	// ControllerLeases are the leader-election Leases of other TFJob
+	// controllers (by name) in any namespace.
+	ControllerLeases []coordinationv1.Lease
+	// Kueue is what Kueue says about the jobs in scope.
+	Kueue KueueView
 
 	// podsByController indexes Pods by their controller's UID, built on
 	// first use; Pods must not change after that.

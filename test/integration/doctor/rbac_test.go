@@ -57,6 +57,8 @@ func TestDoctorWithNamespaceAccessOnly(t *testing.T) {
 	r.mustFind(t, "gpu-nodes", "SKIP", "", "you may not list nodes")
 	r.mustFind(t, "operator", "SKIP", "", "you may not list leases in every namespace or pods in every namespace")
 	r.mustFind(t, "priority-class-missing", "SKIP", "", "you may not list priorityclasses")
+	r.mustFind(t, "tfjob-crd-match", "SKIP", "", "you may not list customresourcedefinitions")
+	r.mustFind(t, "other-tfjob-controller", "SKIP", "", "you may not list deployments in every namespace or pods in every namespace")
 	r.mustFind(t, "tfjob-crd", "OK", "")
 	r.mustFind(t, "crash-loop", "OK", "")
 	r.mustFind(t, "resource-quota", "OK", "")
