@@ -17,13 +17,13 @@ import (
 // that cannot admit it at all, and its user should know which.
 const longWait = 10 * time.Minute
 
-// checkKueueWaiting explains the TFJobs Kueue has kept suspended for
-// longer than longWait, from their Workload's newest condition. A queue
-// that cannot admit the job (a LocalQueue or ClusterQueue that does not
-// exist or is stopped, a job larger than the queue's whole quota) is a
-// FAIL: the job never starts. Waiting for quota that others hold is a
-// WARN, since waiting for capacity is what offline work does. Jobs Kueue
-// keeps no Workload for are kueue-integration's.
+// checkKueueWaiting explains the TFJobs Kueue keeps suspended, from their
+// Workload's newest condition. A queue that cannot admit the job (a
+// LocalQueue or ClusterQueue that does not exist or is stopped, a job
+// larger than the queue's whole quota) is a FAIL at once: the job never
+// starts. Waiting for quota that others hold is a WARN after longWait,
+// since waiting for capacity is what offline work does. Jobs Kueue keeps
+// no Workload for are kueue-integration's.
 func checkKueueWaiting(s *Snapshot) []Result {
 	var out []Result
 	queued, longest := 0, time.Duration(0)
@@ -39,7 +39,7 @@ func checkKueueWaiting(s *Snapshot) []Result {
 		if waited > longest {
 			longest, longestJob = waited, j
 		}
-		if waited > longWait {
+		if cause := causeOf(w.Why()); waited > longWait || cause != nil && cause.never {
 			out = append(out, waitingResult(s, j, w, waited))
 		}
 	}
@@ -47,7 +47,7 @@ func checkKueueWaiting(s *Snapshot) []Result {
 	case len(out) > 0:
 		return out
 	case queued > 0:
-		return []Result{ok(CheckKueueWaiting, fmt.Sprintf("%d TFJob(s) wait in Kueue queues, none for over %d minutes (the longest: %s/%s, %s)",
+		return []Result{ok(CheckKueueWaiting, fmt.Sprintf("%d TFJob(s) wait in Kueue queues that can admit them, none for over %d minutes (the longest: %s/%s, %s)",
 			queued, int(longWait.Minutes()), longestJob.Namespace, longestJob.Name, age(s.Now, s.Now.Add(-longest))))}
 	}
 	return []Result{ok(CheckKueueWaiting, "no TFJob waits in a Kueue queue")}
@@ -119,7 +119,10 @@ var waitCauses = []waitCause{
 // waitingResult is the finding about one job Kueue keeps waiting.
 func waitingResult(s *Snapshot, j *kubeflowv1.TFJob, w *queueing.Workload, waited time.Duration) Result {
 	why := w.Why()
-	finding := fmt.Sprintf("suspended by Kueue for %s (over %d minutes), waiting in LocalQueue %s", age(s.Now, s.Now.Add(-waited)), int(longWait.Minutes()), queueing.QueueName(j))
+	finding := fmt.Sprintf("suspended by Kueue for %s, waiting in LocalQueue %s", age(s.Now, s.Now.Add(-waited)), queueing.QueueName(j))
+	if waited > longWait {
+		finding = fmt.Sprintf("suspended by Kueue for %s (over %d minutes), waiting in LocalQueue %s", age(s.Now, s.Now.Add(-waited)), int(longWait.Minutes()), queueing.QueueName(j))
+	}
 	fix := fmt.Sprintf("read what Kueue says: kubectl -n %s describe workload %s; see docs/queueing.md", j.Namespace, w.Name)
 	status := StatusWarn
 	if why != nil {
@@ -136,7 +139,12 @@ func waitingResult(s *Snapshot, j *kubeflowv1.TFJob, w *queueing.Workload, waite
 	return Result{Check: CheckKueueWaiting, Status: status, Object: jobRef(j), Finding: finding, Fix: fix}
 }
 
+// causeOf recognises why a Workload waits; nil for a reason doctor does
+// not know, or no condition.
 func causeOf(c *metav1.Condition) *waitCause {
+	if c == nil {
+		return nil
+	}
 	for i := range waitCauses {
 		if waitCauses[i].matches(c.Reason, c.Message) {
 			return &waitCauses[i]

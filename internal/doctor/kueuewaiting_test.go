@@ -81,11 +81,17 @@ func TestCheckKueueWaiting(t *testing.T) {
 			want:     []verdict{{CheckKueueWaiting, StatusWarn, "tfjob team-a/mnist"}},
 			wantFix:  []string{"kubectl -n team-a describe workload tfjob-mnist-8c2d1"},
 		},
-		"waiting a short while": {
+		"waiting for quota a short while": {
 			jobs:        []kubeflowv1.TFJob{job},
-			workload:    waiting("Inadmissible", "LocalQueue training doesn't exist", 2*time.Minute),
+			workload:    waiting("Pending", "couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default-flavor, 3 more needed", 2*time.Minute),
 			want:        []verdict{{CheckKueueWaiting, StatusOK, ""}},
-			wantFinding: []string{"1 TFJob(s) wait in Kueue queues, none for over 10 minutes (the longest: team-a/mnist, 2m)"},
+			wantFinding: []string{"1 TFJob(s) wait in Kueue queues that can admit them, none for over 10 minutes (the longest: team-a/mnist, 2m)"},
+		},
+		"a missing LocalQueue, at once": {
+			jobs:        []kubeflowv1.TFJob{job},
+			workload:    waiting("Inadmissible", "LocalQueue training doesn't exist", 20*time.Second),
+			want:        []verdict{{CheckKueueWaiting, StatusFail, "tfjob team-a/mnist"}},
+			wantFinding: []string{"suspended by Kueue for 20s, waiting in LocalQueue training: Workload tfjob-mnist-8c2d1 says QuotaReserved=False, reason Inadmissible: LocalQueue training doesn't exist"},
 		},
 		"admitted": {
 			jobs: []kubeflowv1.TFJob{job},

@@ -100,7 +100,7 @@ func testKueueWaiting(t *testing.T) {
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute)),
 	})
 	r = doctorAny(t, "-n", ns)
-	r.mustFindOf(t, "kueue-waiting", "OK", "", "1 TFJob(s) wait in Kueue queues, none for over 10 minutes (the longest: kueue-wait/resnet")
+	r.mustFindOf(t, "kueue-waiting", "OK", "", "1 TFJob(s) wait in Kueue queues that can admit them, none for over 10 minutes (the longest: kueue-wait/resnet")
 }
 
 // installWorkloadCRD installs Kueue's Workload CRD (1.4 MB; only it) from

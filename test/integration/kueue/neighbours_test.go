@@ -4,13 +4,17 @@ package kueue
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/doctor"
 	"github.com/backfill-dev/backfill/internal/queueing"
 	"github.com/backfill-dev/backfill/test/framework"
 )
@@ -28,6 +32,23 @@ func TestUnknownLocalQueueStaysSuspended(t *testing.T) {
 	noPods(t, job, "for a queue that does not exist")
 	if got, _ := getJob(context.Background(), job); !suspended(got) {
 		t.Errorf("Job %s for a missing queue is not suspended", job.Name)
+	}
+
+	// doctor names the missing queue at once, with the fix.
+	cs, err := kubernetes.NewForConfig(apiServer.Env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot, err := doctor.Collect(context.Background(), apiServer.Client, cs, doctor.Scope{Namespace: q.namespace, OfflinePriorityClass: colocation.DefaultOfflinePriorityClass})
+	if err != nil {
+		t.Fatalf("doctor: %v", err)
+	}
+	results := doctor.Run(snapshot, nil)
+	if !slices.ContainsFunc(results, func(r doctor.Result) bool {
+		return r.Check == doctor.CheckKueueWaiting && r.Status == doctor.StatusFail &&
+			strings.Contains(r.Finding, "LocalQueue nowhere doesn't exist") && strings.Contains(r.Fix, "create LocalQueue nowhere")
+	}) {
+		t.Errorf("doctor does not name the missing LocalQueue: %+v", results)
 	}
 }
 
