@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
@@ -60,8 +59,8 @@ func createQueue(ctx context.Context, c client.Client) error {
 		quotas = append(quotas, map[string]any{"name": name, "nominalQuota": queueQuota[name]})
 	}
 	objects := []*unstructured.Unstructured{
-		kueueObject("ResourceFlavor", "", queueFlavor, map[string]any{}),
-		kueueObject("ClusterQueue", "", QueueName, map[string]any{
+		kueue.Object("ResourceFlavor", "", queueFlavor, map[string]any{}),
+		kueue.Object("ClusterQueue", "", QueueName, map[string]any{
 			"namespaceSelector": map[string]any{},
 			"preemption":        map[string]any{"withinClusterQueue": "LowerPriority"},
 			"resourceGroups": []any{map[string]any{
@@ -69,7 +68,7 @@ func createQueue(ctx context.Context, c client.Client) error {
 				"flavors":          []any{map[string]any{"name": queueFlavor, "resources": quotas}},
 			}},
 		}),
-		kueueObject("LocalQueue", QueueNamespace, QueueName, map[string]any{"clusterQueue": QueueName}),
+		kueue.Object("LocalQueue", QueueNamespace, QueueName, map[string]any{"clusterQueue": QueueName}),
 	}
 	for _, obj := range objects {
 		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -77,12 +76,4 @@ func createQueue(ctx context.Context, c client.Client) error {
 		}
 	}
 	return nil
-}
-
-func kueueObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: kind})
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	return u
 }

@@ -14,36 +14,13 @@ import (
 	"github.com/backfill-dev/backfill/internal/devcluster"
 )
 
-// queuedJobs are two jobs of 4 GPUs each: the queue of `dev --kueue` holds
-// 4, so one waits for the other.
-const queuedJobs = `apiVersion: kubeflow.org/v1
+// queuedJob is a job of 4 GPUs: the queue of `dev --kueue` holds 4, so
+// of two such jobs one waits for the other.
+func queuedJob(name string) string {
+	return `apiVersion: kubeflow.org/v1
 kind: TFJob
 metadata:
-  name: queued-a
-spec:
-  tfReplicaSpecs:
-    Worker:
-      replicas: 4
-      restartPolicy: OnFailure
-      template:
-        metadata:
-          annotations:
-            backfill.dev/sim-duration: 25s
-        spec:
-          containers:
-          - name: tensorflow
-            image: tensorflow/tensorflow:2.15.0
-            resources:
-              requests:
-                cpu: "1"
-                nvidia.com/gpu: "1"
-              limits:
-                nvidia.com/gpu: "1"
----
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: queued-b
+  name: ` + name + `
 spec:
   tfReplicaSpecs:
     Worker:
@@ -64,6 +41,7 @@ spec:
               limits:
                 nvidia.com/gpu: "1"
 `
+}
 
 // `backfill dev --kueue` as a user meets it: two jobs submitted to the
 // ready-made queue, which holds one of them; get shows the other Queued,
@@ -77,7 +55,7 @@ func TestQueueingOnDevCluster(t *testing.T) {
 		return string(out), err
 	}
 	file := filepath.Join(t.TempDir(), "jobs.yaml")
-	if err := os.WriteFile(file, []byte(queuedJobs), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(queuedJob("queued-a")+"---\n"+queuedJob("queued-b")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := cli("submit", "-f", file, "--queue", devcluster.QueueName); err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
 	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
@@ -12,6 +14,18 @@ import (
 // kueueStart bounds Kueue's start: installing its CRDs, registering its
 // webhooks and its first readiness.
 const kueueStart = 2 * time.Minute
+
+// InstallWorkloadCRD installs Kueue's Workload CRD alone (1.4 MB), from
+// the manifests make copies next to bin/kueue, and waits until it is
+// served: for suites that write what Kueue would, without running it.
+func (a *APIServer) InstallWorkloadCRD() error {
+	if err := requireBinaries("kueue"); err != nil {
+		return err
+	}
+	path := filepath.Join(BinDir(), "kueue-manifests", "crd", "kueue.x-k8s.io_workloads.yaml")
+	_, err := envtest.InstallCRDs(a.Env.Config, envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true})
+	return err
+}
 
 // StartKueue installs Kueue's CRDs on the apiserver, runs bin/kueue with
 // its TFJob integration on (and all-or-nothing admission when wait is

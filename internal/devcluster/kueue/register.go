@@ -14,7 +14,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
@@ -71,6 +73,17 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return slices.ContainsFunc(crd.Status.Conditions, func(c apiextensionsv1.CustomResourceDefinitionCondition) bool {
 		return c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
 	})
+}
+
+// Object is a Kueue object (ResourceFlavor, ClusterQueue, LocalQueue...)
+// of Kueue's v1beta2 API, read as unstructured: backfill does not depend
+// on Kueue's Go module.
+func Object(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: kind})
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
 }
 
 // Webhook configuration names, as Kueue's own install names them.

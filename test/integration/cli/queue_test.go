@@ -4,8 +4,6 @@ package cli
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,17 +47,12 @@ func workloadCRDInstalled(t *testing.T) bool {
 	return true
 }
 
-// installWorkloadCRD installs Kueue's Workload CRD, from the copy of
-// Kueue's module that make puts next to bin/kueue, and waits until it is
-// served. Kueue itself does not run: the tests write what it would.
+// installWorkloadCRD installs Kueue's Workload CRD; Kueue itself does
+// not run: the tests write what it would.
 func installWorkloadCRD(t *testing.T) {
 	t.Helper()
-	path := filepath.Join(framework.BinDir(), "kueue-manifests", "crd", "kueue.x-k8s.io_workloads.yaml")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("Kueue's Workload CRD is missing (%v): run `make tools`, which copies Kueue's CRDs from its module into bin/kueue-manifests", err)
-	}
-	if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing Kueue's Workload CRD: %v", err)
+	if err := apiServer.InstallWorkloadCRD(); err != nil {
+		t.Fatalf("Installing Kueue's Workload CRD: %v", err)
 	}
 }
 

@@ -4,8 +4,6 @@ package doctor
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,11 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/queueing"
-	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // Kueue as doctor sees it, with no Kueue running: its Workload CRD from its
@@ -103,16 +99,12 @@ func testKueueWaiting(t *testing.T) {
 	r.mustFindOf(t, "kueue-waiting", "OK", "", "1 TFJob(s) wait in Kueue queues that can admit them, none for over 10 minutes (the longest: kueue-wait/resnet")
 }
 
-// installWorkloadCRD installs Kueue's Workload CRD (1.4 MB; only it) from
-// the manifests hack/tools copies out of Kueue's module.
+// installWorkloadCRD installs Kueue's Workload CRD; Kueue itself does
+// not run: the tests write what it would.
 func installWorkloadCRD(t *testing.T) {
 	t.Helper()
-	path := filepath.Join(framework.BinDir(), "kueue-manifests", "crd", "kueue.x-k8s.io_workloads.yaml")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("Kueue's Workload CRD is missing (%v): run `make tools`, which copies Kueue's manifests into bin/kueue-manifests", err)
-	}
-	if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing Kueue's Workload CRD: %v", err)
+	if err := apiServer.InstallWorkloadCRD(); err != nil {
+		t.Fatalf("Installing Kueue's Workload CRD: %v", err)
 	}
 }
 

@@ -13,12 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/queueing"
 	"github.com/backfill-dev/backfill/test/framework"
@@ -27,16 +26,8 @@ import (
 // flavor is the suite's one ResourceFlavor: the training nodes.
 const flavor = "training-pool"
 
-func kueueObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: kind})
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	return u
-}
-
 func createFlavor(ctx context.Context) error {
-	rf := kueueObject("ResourceFlavor", "", flavor, map[string]any{
+	rf := kueue.Object("ResourceFlavor", "", flavor, map[string]any{
 		"nodeLabels":  map[string]any{poolLabel: poolValue},
 		"tolerations": []any{map[string]any{"key": poolTaint, "operator": "Exists", "effect": "NoSchedule"}},
 	})
@@ -64,7 +55,7 @@ func newQueue(t *testing.T, cpus int) queue {
 	if err := apiServer.CreateNamespace(ctx, q.namespace); err != nil {
 		t.Fatalf("Creating namespace %s: %v", q.namespace, err)
 	}
-	cq := kueueObject("ClusterQueue", "", q.clusterQueue, map[string]any{
+	cq := kueue.Object("ClusterQueue", "", q.clusterQueue, map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": q.namespace}},
 		"preemption":        map[string]any{"withinClusterQueue": "LowerPriority"},
 		"resourceGroups": []any{map[string]any{
@@ -78,7 +69,7 @@ func newQueue(t *testing.T, cpus int) queue {
 			}},
 		}},
 	})
-	lq := kueueObject("LocalQueue", q.namespace, q.localQueue, map[string]any{"clusterQueue": q.clusterQueue})
+	lq := kueue.Object("LocalQueue", q.namespace, q.localQueue, map[string]any{"clusterQueue": q.clusterQueue})
 	for _, obj := range []client.Object{cq, lq} {
 		if err := apiServer.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("Creating %s %s: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
