@@ -71,7 +71,7 @@ func writeQueue(w io.Writer, d *description, now time.Time) {
 		label = "Latest"
 	}
 	if why == nil {
-		fmt.Fprintf(w, "  %s:\t<none>: Kueue has not considered the Workload yet\n", label)
+		fmt.Fprintf(w, "  %s:\t<none>: Kueue has not tried to admit the job yet; jobs ahead of it in the queue come first\n", label)
 		return
 	}
 	fmt.Fprintf(w, "  %s:\t%s\n", label, workloadConditionInWords(why, now))

@@ -134,7 +134,7 @@ func waitingResult(s *Snapshot, j *kubeflowv1.TFJob, w *queueing.Workload, waite
 			}
 		}
 	} else {
-		finding += fmt.Sprintf(": Workload %s has no condition yet (is Kueue running?)", w.Name)
+		finding += fmt.Sprintf(": Kueue has not tried to admit it yet (Workload %s says no reason); jobs ahead of it in the queue come first", w.Name)
 	}
 	return Result{Check: CheckKueueWaiting, Status: status, Object: jobRef(j), Finding: finding, Fix: fix}
 }

@@ -3,7 +3,6 @@ package queueing
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,20 +64,24 @@ func (w *Workload) Admitted() bool {
 
 // Why is the Workload's newest word on why it waits or what happened to
 // it last: the condition changed most recently, with its reason and
-// message.
+// message. A waiting job's QuotaReserved=False says why it waits and wins
+// over newer news; before admission PodsReady=False (Kueue sets it from
+// the start) says nothing. nil when Kueue has said nothing yet.
 func (w *Workload) Why() *metav1.Condition {
-	if len(w.Conditions) == 0 {
-		return nil
-	}
-	newest := slices.MaxFunc(w.Conditions, func(a, b metav1.Condition) int {
-		return a.LastTransitionTime.Compare(b.LastTransitionTime.Time)
-	})
-	// A waiting job's QuotaReserved=False says why it waits; prefer it to
-	// older news.
 	if c := w.Condition(ConditionQuotaReserved); c != nil && c.Status == metav1.ConditionFalse && !w.Admitted() {
 		return c
 	}
-	return &newest
+	var newest *metav1.Condition
+	for i := range w.Conditions {
+		c := &w.Conditions[i]
+		if c.Type == ConditionPodsReady && !w.Admitted() {
+			continue
+		}
+		if newest == nil || c.LastTransitionTime.After(newest.LastTransitionTime.Time) {
+			newest = c
+		}
+	}
+	return newest
 }
 
 // WaitingSince is when the job last started waiting for admission: its

@@ -113,6 +113,9 @@ func TestWhy(t *testing.T) {
 		"requeued after a preemption":    {conditions: []metav1.Condition{evicted, noQuota, notAdmitted, requeued}, want: &noQuota},
 		"admitted, then its pods ready":  {conditions: []metav1.Condition{quotaReserved, admitted, podsReady}, want: &podsReady},
 		"quota reserved, checks pending": {conditions: []metav1.Condition{quotaReserved, waitingChecks}, want: &waitingChecks},
+		// Kueue marks PodsReady=False as it makes the Workload, before
+		// it has tried to admit it: no reason to wait.
+		"not considered yet, pods not ready": {conditions: []metav1.Condition{{Type: ConditionPodsReady, Status: metav1.ConditionFalse, Reason: "WaitForStart", LastTransitionTime: ago(time.Second)}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := &Workload{Conditions: tc.conditions}
