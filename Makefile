@@ -69,7 +69,7 @@ $(BIN)/metrics-server: hack/tools/metrics-server/go.mod hack/tools/metrics-serve
 
 # Kueue reports its version as its own release build sets it.
 $(BIN)/kueue: hack/tools/kueue/go.mod hack/tools/kueue/go.sum
-	@echo ">> building kueue $(KUEUE_VERSION) from source (about 10 minutes the first time)"
+	@echo ">> building kueue $(KUEUE_VERSION) from source (about 5 minutes the first time)"
 	cd hack/tools/kueue && go build -trimpath \
 		-ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$(KUEUE_VERSION)" \
 		-o $@ sigs.k8s.io/kueue/cmd/kueue

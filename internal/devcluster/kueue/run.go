@@ -78,7 +78,7 @@ func Prepare(o Options) (*Kueue, error) {
 	}
 	binary := filepath.Join(o.BinDir, "kueue")
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("%s is missing: run `make queue-tools` in a backfill checkout (the first build takes about 10 minutes)", binary)
+		return nil, fmt.Errorf("%s is missing: run `make queue-tools` in a backfill checkout (the first build takes about 5 minutes)", binary)
 	}
 	args := unshareArgs(os.Geteuid() == 0)
 	// The shell lays the overlay, then becomes Kueue: the PID recorded is
