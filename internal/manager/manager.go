@@ -186,9 +186,9 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 }
 
 // managerOptions turn the flags into controller-runtime's options. The cache
-// holds only the pods and services the operator owns, without their
-// managedFields, so that the manager's memory grows with its jobs rather
-// than with the cluster.
+// holds only the pods and services the operator owns, each slimmed to what
+// the operator reads, and no managedFields, so that the manager's memory
+// grows with its jobs rather than with the cluster.
 func managerOptions(opts Options) ctrl.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName})
 	lease := opts.LeaseDuration
@@ -207,8 +207,8 @@ func managerOptions(opts Options) ctrl.Options {
 		RetryPeriod:                   &retry,
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}:     {Label: ours},
-				&corev1.Service{}: {Label: ours},
+				&corev1.Pod{}:     {Label: ours, Transform: tfjob.SlimPod},
+				&corev1.Service{}: {Label: ours, Transform: tfjob.SlimService},
 			},
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},

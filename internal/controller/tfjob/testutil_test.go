@@ -262,12 +262,14 @@ func observe(job *kubeflowv1.TFJob, pods ...*corev1.Pod) observed {
 	for _, id := range allReplicas(job) {
 		svc := serviceFor(job, id.rtype, id.index)
 		svc.UID = types.UID("uid-svc-" + svc.Name)
-		obs.services[svc.Name] = svc
+		obs.services[svc.Name] = cached(svc, SlimService)
 	}
 	return obs
 }
 
 // observePods is what the cache shows: the pods given and no service.
+// Like the manager's cache, it holds slim copies: a plan test whose
+// outcome depends on a field SlimPod drops fails.
 func observePods(pods ...*corev1.Pod) observed {
 	obs := observed{
 		pods:          map[string]*corev1.Pod{},
@@ -276,9 +278,18 @@ func observePods(pods ...*corev1.Pod) observed {
 		takenServices: sets.New[string](),
 	}
 	for _, pod := range pods {
-		obs.pods[pod.Name] = pod
+		obs.pods[pod.Name] = cached(pod, SlimPod)
 	}
 	return obs
+}
+
+// cached is obj as the manager's cache stores it, through transform.
+func cached[T any](obj T, transform func(any) (any, error)) T {
+	out, err := transform(obj)
+	if err != nil {
+		panic(err)
+	}
+	return out.(T)
 }
 
 // statusSummary is the part of a job status a plan test compares; times

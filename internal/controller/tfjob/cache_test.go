@@ -1,0 +1,163 @@
+package tfjob
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+)
+
+// cachedPod is a replica pod as the apiserver serves it once a kubelet
+// runs it: made by podFor from a job with requests, a sidecar and the
+// usual environment, with managed fields and a kubelet's status.
+func cachedPod(t testing.TB, i int) *corev1.Pod {
+	t.Helper()
+	job := makeJob("mnist").replicas(Worker, 4, ExitCode).obj()
+	tmpl := &job.Spec.TFReplicaSpecs[Worker].Template.Spec
+	c := &tmpl.Containers[0]
+	c.Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": resource.MustParse("1")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": resource.MustParse("1")},
+	}
+	c.Command = []string{"python", "/opt/train.py", "--epochs=100", "--checkpoint-dir=/ckpt"}
+	for j := range 6 {
+		c.Env = append(c.Env, corev1.EnvVar{Name: fmt.Sprintf("VAR_%d", j), Value: "some-value-of-moderate-length"})
+	}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}}
+	tmpl.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ckpt"}}}}
+	tmpl.InitContainers = []corev1.Container{{Name: "log-shipper", Image: "example/shipper:1", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}}}
+	pod, err := podFor(job, Worker, i%4, podOptions{reclaim: true, offlinePriorityClass: "backfill-offline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Name = fmt.Sprintf("%s-%d", pod.Name, i)
+	pod.UID = "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"
+	pod.ResourceVersion = "123456"
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 1500)}}}
+	pod.Spec.NodeName, pod.Spec.Priority = "gpu-0", ptr[int32](-100)
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr[int64](300)}}
+	started := metav1.Now()
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, QOSClass: corev1.PodQOSGuaranteed, StartTime: &started,
+		HostIP: "10.0.0.4", PodIP: "10.244.1.17", PodIPs: []corev1.PodIP{{IP: "10.244.1.17"}}, HostIPs: []corev1.HostIP{{IP: "10.0.0.4"}},
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: started},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName, Ready: true, Started: ptr(true), Image: "example/tensorflow:2.16-gpu",
+			ImageID: "example/tensorflow@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", ContainerID: "containerd://0123456789abcdef0123456789abcdef",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "log-shipper", Ready: true, Image: "example/shipper:1", ImageID: "example/shipper@sha256:0123", ContainerID: "containerd://fedcba"}},
+	}
+	return pod
+}
+
+// TestSlimPodKeepsWhatTheOperatorReads: what the plan reads is covered by
+// the plan tests, which run on slim pods; this pins the rest: the requests
+// of an unscheduled pod, which reclaimed capacity's unfittable-pod warning
+// computes, with a sidecar, overhead and pod-level resources, and all
+// metadata but managed fields.
+func TestSlimPodKeepsWhatTheOperatorReads(t *testing.T) {
+	pod := cachedPod(t, 0)
+	pod.Spec.NodeName = ""
+	pod.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}
+	pod.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("20Gi")}}
+	slim := cached(pod.DeepCopy(), SlimPod)
+
+	want := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	if diff := cmp.Diff(want, resourcehelper.PodRequests(slim, resourcehelper.PodResourcesOptions{})); diff != "" {
+		t.Errorf("requests of the slim pod (-full +slim):\n%s", diff)
+	}
+	wantMeta := pod.ObjectMeta
+	wantMeta.ManagedFields = nil
+	if diff := cmp.Diff(wantMeta, slim.ObjectMeta); diff != "" {
+		t.Errorf("metadata (-want +slim):\n%s", diff)
+	}
+	if slim.Spec.Volumes != nil || slim.Spec.Containers[0].Env != nil || slim.Spec.Containers[0].Image != "" || slim.Status.PodIP != "" {
+		t.Errorf("slim pod keeps what no one reads: %+v", slim)
+	}
+	if bound := cached(cachedPod(t, 0), SlimPod); bound.Spec.Containers != nil || bound.Spec.NodeName != "gpu-0" {
+		t.Errorf("a bound pod keeps its containers or loses its node: %+v", bound.Spec)
+	}
+	again := cached(slim.DeepCopy(), SlimPod)
+	if diff := cmp.Diff(slim, again); diff != "" {
+		t.Errorf("slimming twice changes the pod (-once +twice):\n%s", diff)
+	}
+}
+
+// BenchmarkCachedPodMemory measures the heap an informer store holds per
+// replica pod: as the cache kept it before (managed fields stripped) and
+// slim, and reports both as bytes/pod:
+//
+//	go test -run '^$' -bench CachedPodMemory ./internal/controller/tfjob/
+//
+// A benchmark, not a test: the heap is the whole process's.
+func BenchmarkCachedPodMemory(b *testing.B) {
+	const pods = 1000
+	strip := cache.TransformStripManagedFields()
+	var before, slim, svcBefore, svcSlim uint64
+	job := makeJob("mnist").replicas(Worker, 4, ExitCode).obj()
+	for b.Loop() {
+		before += heapPerObject(b, pods, func(i int) any { return transformed(b, strip, cachedPod(b, i)) })
+		slim += heapPerObject(b, pods, func(i int) any { return transformed(b, SlimPod, cachedPod(b, i)) })
+		svc := func(i int) *corev1.Service {
+			s := serviceFor(job, Worker, i%4)
+			s.Name = fmt.Sprintf("%s-%d", s.Name, i)
+			s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 600)}}}
+			return s
+		}
+		svcBefore += heapPerObject(b, pods, func(i int) any { return transformed(b, strip, svc(i)) })
+		svcSlim += heapPerObject(b, pods, func(i int) any { return transformed(b, SlimService, svc(i)) })
+	}
+	b.ReportMetric(float64(before)/float64(b.N), "before-bytes/pod")
+	b.ReportMetric(float64(slim)/float64(b.N), "slim-bytes/pod")
+	b.ReportMetric(float64(svcBefore)/float64(b.N), "before-bytes/service")
+	b.ReportMetric(float64(svcSlim)/float64(b.N), "slim-bytes/service")
+}
+
+func transformed(tb testing.TB, transform toolscache.TransformFunc, obj any) any {
+	out, err := transform(obj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// heapPerObject is the heap that n objects, built one by one and kept in
+// an informer store, hold once the garbage is collected.
+func heapPerObject(tb testing.TB, n int, build func(int) any) uint64 {
+	tb.Helper()
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	before := liveHeap()
+	for i := range n {
+		if err := store.Add(build(i)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	after := liveHeap()
+	runtime.KeepAlive(store)
+	if after < before {
+		return 0
+	}
+	return (after - before) / uint64(n)
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
