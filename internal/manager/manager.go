@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -187,10 +188,16 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 
 // managerOptions turn the flags into controller-runtime's options. The cache
 // holds only the pods and services the operator owns, each slimmed to what
-// the operator reads, and no managedFields, so that the manager's memory
-// grows with its jobs rather than with the cluster.
+// the operator reads, without retired pods, finished jobs' templates or
+// managedFields, so that the manager's memory grows with its running jobs
+// rather than with the cluster or its history.
 func managerOptions(opts Options) ctrl.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName})
+	notRetired, err := labels.NewRequirement(tfjob.RetiredLabel, selection.DoesNotExist, nil)
+	if err != nil {
+		panic(err) // a constant key
+	}
+	oursLive := ours.Add(*notRetired)
 	lease := opts.LeaseDuration
 	renew := lease * 2 / 3
 	retry := lease / 5
@@ -207,8 +214,9 @@ func managerOptions(opts Options) ctrl.Options {
 		RetryPeriod:                   &retry,
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}:     {Label: ours, Transform: tfjob.SlimPod},
-				&corev1.Service{}: {Label: ours, Transform: tfjob.SlimService},
+				&corev1.Pod{}:       {Label: oursLive, Transform: tfjob.SlimPod},
+				&corev1.Service{}:   {Label: ours, Transform: tfjob.SlimService},
+				&kubeflowv1.TFJob{}: {Transform: tfjob.SlimTFJob},
 			},
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},

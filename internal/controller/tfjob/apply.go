@@ -57,7 +57,7 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	g.SetLimit(writeConcurrency)
 	for _, pod := range p.releasePods {
 		pend.released.Insert(pod.UID)
-		run(func() error { return r.releasePod(gctx, pod) })
+		run(func() error { return r.releasePod(gctx, pod, p.retirePods[pod.UID]) })
 	}
 	for _, n := range p.notices {
 		pend.noticed.Insert(n.pod.UID)
@@ -139,11 +139,15 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return r.ignoreGone(err, "deleting pod", pod.Name)
 }
 
-// releasePod removes the tracking finalizer. The strategic-merge directive
-// removes exactly ours, whatever else the list holds, so it needs no
-// resourceVersion and is safe to repeat.
-func (r *Reconciler) releasePod(ctx context.Context, pod *corev1.Pod) error {
-	err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch))
+// releasePod removes the tracking finalizer, and retires the pod if asked.
+// The strategic-merge directive removes exactly ours, whatever else the
+// list holds, so it needs no resourceVersion and is safe to repeat.
+func (r *Reconciler) releasePod(ctx context.Context, pod *corev1.Pod, retire bool) error {
+	patch := releasePatch
+	if retire {
+		patch = retirePatch
+	}
+	err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
 	return r.ignoreGone(err, "releasing pod", pod.Name)
 }
 
@@ -177,7 +181,7 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string,
 		if !hasTrackingFinalizer(pod) || (uid != "" && owner != uid) {
 			continue
 		}
-		errs = append(errs, r.releasePod(ctx, pod))
+		errs = append(errs, r.releasePod(ctx, pod, false))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,8 @@ package tfjob
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
 // The manager's cache holds every pod and service the operator owns, so
@@ -100,4 +102,33 @@ func slimContainerStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus
 		}
 	}
 	return out
+}
+
+// SlimTFJob is the cache transform of TFJobs: no managed fields, and a
+// finished job without its pod templates. A finished job never creates a
+// pod again; what is still read of it (the replica counts and restart
+// policies, the run policy, the PriorityClass its metrics name) is kept,
+// so that thousands of finished jobs kept for their history cost little.
+// Its status is written through the status subresource, which ignores the
+// spec.
+func SlimTFJob(obj any) (any, error) {
+	job, ok := obj.(*kubeflowv1.TFJob)
+	if !ok {
+		return obj, nil
+	}
+	job.ManagedFields = nil
+	if !isFinished(&job.Status) {
+		return job, nil
+	}
+	specs := make(map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, len(job.Spec.TFReplicaSpecs))
+	for rtype, spec := range job.Spec.TFReplicaSpecs {
+		if spec == nil {
+			continue
+		}
+		slim := &kubeflowv1.ReplicaSpec{Replicas: spec.Replicas, RestartPolicy: spec.RestartPolicy}
+		slim.Template.Spec.PriorityClassName = spec.Template.Spec.PriorityClassName
+		specs[rtype] = slim
+	}
+	job.Spec.TFReplicaSpecs = specs
+	return job, nil
 }

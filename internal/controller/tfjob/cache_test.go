@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // cachedPod is a replica pod as the apiserver serves it once a kubelet
@@ -160,4 +161,41 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// TestSlimTFJob: a running job is kept whole but for managed fields; a
+// finished one keeps what is still read of it: replica counts, restart
+// policies, the run policy and the PriorityClasses its metrics name.
+func TestSlimTFJob(t *testing.T) {
+	build := func() *jobBuilder {
+		b := makeJob("j").replicas(Chief, 1, Never).replicas(Worker, 4, ExitCode).ttl(60).cleanPodPolicy(kubeflowv1.CleanPodPolicyNone)
+		b.job.Spec.TFReplicaSpecs[Worker].Template.Spec.PriorityClassName = "team-low"
+		b.job.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+		return b
+	}
+	running := build().rawObj()
+	slimRunning := cached(running.DeepCopy(), SlimTFJob)
+	wantRunning := running.DeepCopy()
+	wantRunning.ManagedFields = nil
+	if diff := cmp.Diff(wantRunning, slimRunning); diff != "" {
+		t.Errorf("running job (-want +slim):\n%s", diff)
+	}
+
+	done := build().finished(kubeflowv1.JobSucceeded, "TFJobSucceeded", ago(0)).rawObj()
+	slim := cached(done.DeepCopy(), SlimTFJob)
+	if diff := cmp.Diff(colocation.JobPriorityClasses(done, "backfill-offline"), colocation.JobPriorityClasses(slim, "backfill-offline")); diff != "" {
+		t.Errorf("PriorityClasses (-full +slim):\n%s", diff)
+	}
+	if diff := cmp.Diff(done.Spec.RunPolicy, slim.Spec.RunPolicy); diff != "" {
+		t.Errorf("run policy (-full +slim):\n%s", diff)
+	}
+	if diff := cmp.Diff(done.Status, slim.Status); diff != "" {
+		t.Errorf("status (-full +slim):\n%s", diff)
+	}
+	for rtype, spec := range done.Spec.TFReplicaSpecs {
+		got := slim.Spec.TFReplicaSpecs[rtype]
+		if got == nil || *got.Replicas != *spec.Replicas || got.RestartPolicy != spec.RestartPolicy || got.Template.Spec.Containers != nil {
+			t.Errorf("%s: slim replica spec %+v, want the counts and restart policy of %+v and no template", rtype, got, spec)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -55,7 +56,9 @@ type plan struct {
 	// notices are stop notices to write before stopping pods.
 	notices []stopNotice
 	// releasePods lose the tracking finalizer: their end is recorded.
-	releasePods    []*corev1.Pod
+	releasePods []*corev1.Pod
+	// retirePods, of releasePods, leave the manager's cache (RetiredLabel).
+	retirePods     map[types.UID]bool
 	deleteServices []*corev1.Service
 	deleteJob      bool
 	// createPodGroup creates the job's gang, of priority podGroupClass;
@@ -92,6 +95,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 		p.checkpointed = c.CheckpointTime.Time
 	}
 	p.decide(job, obs, now, pol)
+	p.retire(job, pol)
 	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
 	return p
 }
