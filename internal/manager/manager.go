@@ -80,8 +80,13 @@ func Run(ctx context.Context, opts Options) error {
 func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	logger := ctrl.Log.WithName("manager")
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "backfill-manager"
+	pacing, err := DecidePacing(ctx, cfg, opts.QPS, opts.Burst)
+	if err != nil {
+		return err
+	}
+	pacing.log(logger)
+	cfg.QPS, cfg.Burst = pacing.QPS, pacing.Burst
 
 	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"time"
@@ -63,8 +64,8 @@ func DefaultOptions() Options {
 		LeaseDuration:         15 * time.Second,
 		DefaultCleanPodPolicy: string(kubeflowv1.CleanPodPolicyRunning),
 		Workers:               8,
-		QPS:                   200,
-		Burst:                 400,
+		QPS:                   QPSAuto,
+		Burst:                 FallbackBurst,
 		LogLevel:              "info",
 		LogFormat:             "json",
 		OfflinePriorityClass:  colocation.DefaultOfflinePriorityClass,
@@ -90,9 +91,9 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "How long a standby waits before taking over a lease its leader stopped renewing.")
 	fs.StringVar(&o.DefaultCleanPodPolicy, "default-clean-pod-policy", o.DefaultCleanPodPolicy, "cleanPodPolicy for jobs that set none: All, Running or None. Running stops parameter servers once a job is done (Kubeflow v1 used None).")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "Cluster DNS domain appended to the service names in TF_CONFIG, e.g. cluster.local; empty for none.")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "Number of TFJobs reconciled at once.")
-	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Sustained requests per second to the apiserver.")
-	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests to the apiserver above --kube-api-qps.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Number of TFJobs reconciled at once, 1 to 1000.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "How the manager paces its requests to the apiserver (docs/pacing.md). 0: the apiserver's API Priority and Fairness paces them where it applies to the manager and does not exempt it, else a client-side limit of 200 per second and resource type. -1: no client-side limit; refuses to start where the apiserver would not pace the manager either. Above 0: that many requests per second and resource type.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "With --kube-api-qps above 0: the size of each resource type's token bucket, the requests sent at once before the rate applies; at least --kube-api-qps. Ignored otherwise.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log verbosity: error, info, debug, or a number (higher is more verbose).")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
 	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
@@ -139,14 +140,11 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--default-clean-pod-policy=%q: must be All, Running or None", o.DefaultCleanPodPolicy)
 	}
-	if o.Workers < 1 {
-		return fmt.Errorf("--workers=%d: must be at least 1", o.Workers)
+	if o.Workers < 1 || o.Workers > maxWorkers {
+		return fmt.Errorf("--workers=%d: must be from 1 to %d", o.Workers, maxWorkers)
 	}
-	if o.QPS <= 0 {
-		return fmt.Errorf("--kube-api-qps=%v: must be above 0", o.QPS)
-	}
-	if o.Burst < 1 {
-		return fmt.Errorf("--kube-api-burst=%d: must be at least 1", o.Burst)
+	if err := o.validatePacing(); err != nil {
+		return err
 	}
 	if o.LeaseDuration < 2*time.Second {
 		return fmt.Errorf("--leader-election-lease-duration=%v: must be at least 2s", o.LeaseDuration)
@@ -174,6 +172,27 @@ func (o *Options) Validate() error {
 	}
 	if o.Reclaim {
 		return o.validateReclaim()
+	}
+	return nil
+}
+
+// maxWorkers bounds --workers: more is a typo rather than a need, since
+// workers beyond the requests the apiserver serves the manager at once
+// only wait for one another.
+const maxWorkers = 1000
+
+// validatePacing checks --kube-api-qps and --kube-api-burst; pacing.go
+// says what they mean.
+func (o *Options) validatePacing() error {
+	qps := float64(o.QPS)
+	if math.IsNaN(qps) || math.IsInf(qps, 0) || (o.QPS < 0 && o.QPS != QPSNoLimit) {
+		return fmt.Errorf("--kube-api-qps=%v: must be 0 (the apiserver paces the manager where it can, the default), -1 (no client-side limit) or a rate above 0, e.g. 200", o.QPS)
+	}
+	if o.Burst < 1 {
+		return fmt.Errorf("--kube-api-burst=%d: must be at least 1", o.Burst)
+	}
+	if o.QPS > 0 && float32(o.Burst) < o.QPS {
+		return fmt.Errorf("--kube-api-burst=%d is below --kube-api-qps=%v: the token bucket would not hold one second of requests; set it to at least %v (twice is usual)", o.Burst, o.QPS, math.Ceil(qps))
 	}
 	return nil
 }

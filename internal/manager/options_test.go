@@ -100,3 +100,51 @@ func selfSignedPEM(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// TestPacingFlags: --kube-api-qps is 0, -1 or a rate; --kube-api-burst
+// holds at least a second of that rate; --workers is bounded. Validate
+// says what is wrong before anything contacts the cluster.
+func TestPacingFlags(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"auto by default":        {},
+		"auto":                   {args: []string{"--kube-api-qps=0"}},
+		"no client-side limit":   {args: []string{"--kube-api-qps=-1"}},
+		"no limit, burst unused": {args: []string{"--kube-api-qps=-1", "--kube-api-burst=1"}},
+		"a rate":                 {args: []string{"--kube-api-qps=50", "--kube-api-burst=100"}},
+		"a rate, burst equal":    {args: []string{"--kube-api-qps=0.5", "--kube-api-burst=1"}},
+		"another negative":       {args: []string{"--kube-api-qps=-2"}, wantErr: "--kube-api-qps=-2: must be 0"},
+		"a negative fraction":    {args: []string{"--kube-api-qps=-0.5"}, wantErr: "--kube-api-qps=-0.5: must be 0"},
+		"not a number":           {args: []string{"--kube-api-qps=NaN"}, wantErr: "--kube-api-qps=NaN: must be 0"},
+		"infinite":               {args: []string{"--kube-api-qps=+Inf"}, wantErr: "--kube-api-qps=+Inf: must be 0"},
+		"burst of 0":             {args: []string{"--kube-api-burst=0"}, wantErr: "--kube-api-burst=0: must be at least 1"},
+		"burst below the rate":   {args: []string{"--kube-api-qps=500", "--kube-api-burst=400"}, wantErr: "--kube-api-burst=400 is below --kube-api-qps=500"},
+		"burst below a fraction": {args: []string{"--kube-api-qps=1.5", "--kube-api-burst=1"}, wantErr: "set it to at least 2"},
+		"one worker":             {args: []string{"--workers=1"}},
+		"a thousand workers":     {args: []string{"--workers=1000"}},
+		"no workers":             {args: []string{"--workers=0"}, wantErr: "--workers=0: must be from 1 to 1000"},
+		"too many workers":       {args: []string{"--workers=1001"}, wantErr: "--workers=1001: must be from 1 to 1000"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts := DefaultOptions()
+			fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+			opts.bindFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := opts.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Validate = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -46,3 +46,8 @@ package manager
 // Progress reports (--report-bind-address): the token a training pod sends
 // is checked by a TokenReview; the pod itself needs no permission.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+//
+// Pacing (--kube-api-qps=0 or -1): the manager reads the priority levels
+// to tell whether the apiserver exempts its requests from API Priority and
+// Fairness, and so paces nothing.
+// +kubebuilder:rbac:groups=flowcontrol.apiserver.k8s.io,resources=prioritylevelconfigurations,verbs=get;list

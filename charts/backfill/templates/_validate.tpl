@@ -15,6 +15,10 @@ one line that says what is wrong and how to fix it.
 {{- if and .Values.reports.enabled (has (int .Values.reports.port) (list (int .Values.manager.metricsPort) (int .Values.manager.healthPort))) }}
 {{- fail (printf "reports.port=%v: the manager's metrics or health endpoint has it; give the report endpoint a port of its own (the default is 9443)" .Values.reports.port) }}
 {{- end }}
+{{- $qps := float64 .Values.manager.kubeAPIQPS }}
+{{- if and (gt $qps 0.0) (lt (float64 .Values.manager.kubeAPIBurst) $qps) }}
+{{- fail (printf "manager.kubeAPIBurst=%v is below manager.kubeAPIQPS=%v: the token bucket would not hold one second of requests; raise it to at least kubeAPIQPS (twice is usual)" .Values.manager.kubeAPIBurst .Values.manager.kubeAPIQPS) }}
+{{- end }}
 {{- include "backfill.validateReclaim" . }}
 {{- end -}}
 

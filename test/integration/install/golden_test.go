@@ -262,6 +262,26 @@ func TestChartRefusesBadValues(t *testing.T) {
 			set:  []string{"reclaim.staleAfter=10s"},
 			want: "reclaim.staleAfter=10s: must be at least reclaim.interval (15s)",
 		},
+		"another negative kubeAPIQPS": {
+			set:  []string{"manager.kubeAPIQPS=-2"},
+			want: "at '/manager/kubeAPIQPS'",
+		},
+		"kubeAPIBurst below kubeAPIQPS": {
+			set:  []string{"manager.kubeAPIQPS=500"},
+			want: "manager.kubeAPIBurst=400 is below manager.kubeAPIQPS=500",
+		},
+		"too many workers": {
+			set:  []string{"manager.workers=1001"},
+			want: "at '/manager/workers': maximum: got 1,001, want 1,000",
+		},
+		"FlowSchema after service-accounts": {
+			set:  []string{"flowControl.matchingPrecedence=9000"},
+			want: "at '/flowControl/matchingPrecedence': maximum: got 9,000, want 8,999",
+		},
+		"no concurrency shares": {
+			set:  []string{"flowControl.nominalConcurrencyShares=0"},
+			want: "at '/flowControl/nominalConcurrencyShares': minimum: got 0, want 1",
+		},
 		"misspelt reclaim key": {
 			set:  []string{"reclaim.margin=10"},
 			want: "additional properties 'margin' not allowed",
