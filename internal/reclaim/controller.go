@@ -92,6 +92,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	state := nodesOf(c.view.Nodes(), pods, checkpoints)
 	seen := map[string]bool{}
 	var errs []error
+	var writes []nodeWrite
 	for _, n := range state.nodes {
 		seen[n.Name] = true
 		u, ok := usage[n.Name]
@@ -99,7 +100,12 @@ func (c *Controller) Sync(ctx context.Context) error {
 		if usageErr != nil {
 			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), usageErr)
 		}
-		errs = append(errs, c.act(ctx, n, d, state.explained[n.Name]))
+		before := state.explained[n.Name]
+		d, err := c.act(ctx, n, d, before)
+		errs = append(errs, err)
+		if err == nil {
+			writes = append(writes, nodeWrite{n, d, before})
+		}
 		age := time.Duration(-1)
 		if ok {
 			age = start.Sub(u.At)
@@ -112,6 +118,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	c.known = seen
+	errs = append(errs, c.writeAll(ctx, writes))
 	errs = append(errs, c.evictDue(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, state.nodes))
 	return errors.Join(errs...)
 }
@@ -139,14 +146,14 @@ func optional(u Usage, ok bool) *Usage {
 	return &u
 }
 
-// act carries a decision out: evictions first, then the node's capacity,
-// raised again to what pods the Eviction API refused to evict still hold,
-// so the node never offers less than its pods hold.
-func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explanation) error {
+// act carries a decision's evictions out and returns the decision to
+// publish: its capacity raised again to what pods the Eviction API refused
+// to evict still hold, so the node never offers less than its pods hold.
+func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explanation) (Decision, error) {
 	if len(d.Evict) > 0 {
 		refused, err := c.evict(ctx, n, d)
 		if err != nil {
-			return err
+			return d, err
 		}
 		for _, p := range refused {
 			d.Published = d.Published.Add(p.Batch)
@@ -156,5 +163,5 @@ func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explana
 	if before.State != d.State {
 		c.stateChanged(n.Name, before.State, d)
 	}
-	return c.write(ctx, n, d, before)
+	return d, nil
 }

@@ -3,7 +3,9 @@ package reclaim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,16 +16,59 @@ import (
 	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
-// write publishes a decision on its node when it changes what the node
-// offers, its state or its cool-down: the batch resources in the node's
-// status (capacity and allocatable both, since the kubelet resets an
-// extended resource's allocatable to its capacity), then the explanation.
-// Input drift alone writes nothing.
-func (c *Controller) write(ctx context.Context, n Node, d Decision, before Explanation) error {
-	capacityChanged := d.Published != n.Published
-	if !capacityChanged && d.State == before.State && d.CooldownUntil.Equal(before.CooldownUntil) {
-		return nil
+// writeConcurrency bounds the node writes a sync sends at once: when
+// every node's capacity grows (after a restart, or as online use falls),
+// a thousand nodes are written within the interval rather than one by one.
+const writeConcurrency = 16
+
+// nodeWrite is a decision to publish on its node.
+type nodeWrite struct {
+	node     Node
+	decision Decision
+	before   Explanation
+}
+
+// changes reports whether the decision changes what the node offers, its
+// state or its cool-down. Input drift alone writes nothing.
+func (w nodeWrite) changes() bool {
+	return w.decision.Published != w.node.Published || w.decision.State != w.before.State ||
+		!w.decision.CooldownUntil.Equal(w.before.CooldownUntil)
+}
+
+// writeAll publishes the decisions that change something,
+// writeConcurrency nodes at once.
+func (c *Controller) writeAll(ctx context.Context, writes []nodeWrite) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	slots := make(chan struct{}, writeConcurrency)
+	for _, w := range writes {
+		if !w.changes() {
+			continue
+		}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := c.write(ctx, w.node, w.decision); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// write publishes a decision on its node: the batch resources in the
+// node's status if they changed (capacity and allocatable both, since the
+// kubelet resets an extended resource's allocatable to its capacity),
+// then the explanation.
+func (c *Controller) write(ctx context.Context, n Node, d Decision) error {
+	capacityChanged := d.Published != n.Published
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}
 	if capacityChanged && (!d.Published.IsZero() || !n.Published.IsZero()) {
 		list := map[corev1.ResourceName]resource.Quantity{
