@@ -143,7 +143,7 @@ unit: ## Unit tests only: fast, no binaries needed.
 
 .PHONY: integration
 integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
-	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/
+	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/ ./test/bench/
 
 .PHONY: test
 test: unit integration e2e ## Every test (builds the missing tools first).
@@ -167,7 +167,7 @@ e2e: dev-tools $(QUEUE_TOOLS) $(CHART_TOOLS) ## Suites against the whole local c
 BENCH_FLAGS ?=
 
 .PHONY: bench
-bench: $(CONTROL_PLANE) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory" for the memory run).
+bench: $(CONTROL_PLANE) $(SIM_TOOLS) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory", "-scale" or "-reclaim-scale" for the other runs).
 	go run ./test/bench $(BENCH_FLAGS)
 
 .PHONY: bench-reclaim

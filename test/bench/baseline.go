@@ -27,8 +27,13 @@ type baselineResult struct {
 // fresh namespace with a plain client and high concurrency: the speed of
 // the apiserver on this machine for the same objects, with no operator.
 func runBaseline(ctx context.Context, c *cluster, concurrency int) (baselineResult, error) {
+	return runBaselineOf(ctx, c, benchNamespace, baselineNamespace, concurrency)
+}
+
+// runBaselineOf copies the objects of namespace from into namespace to.
+func runBaselineOf(ctx context.Context, c *cluster, from, to string, concurrency int) (baselineResult, error) {
 	res := baselineResult{concurrency: concurrency}
-	objects, err := baselineObjects(ctx, c, benchNamespace, baselineNamespace)
+	objects, err := baselineObjects(ctx, c, from, to)
 	if err != nil {
 		return res, err
 	}
@@ -39,7 +44,7 @@ func runBaseline(ctx context.Context, c *cluster, concurrency int) (baselineResu
 			res.services++
 		}
 	}
-	if err := c.namespace(ctx, baselineNamespace); err != nil {
+	if err := c.namespace(ctx, to); err != nil {
 		return res, err
 	}
 	before, err := takeMark(ctx, c, nil)
@@ -66,7 +71,8 @@ func runBaseline(ctx context.Context, c *cluster, concurrency int) (baselineResu
 // by job (services first, as the operator creates them), without what the
 // apiserver added (status, uid, defaults its admission fills in again)
 // and without owner references, which would point into another
-// namespace.
+// namespace. The copies name another operator (a label value of about
+// the same length), so that a manager started later does not cache them.
 func baselineObjects(ctx context.Context, c *cluster, from, to string) ([]client.Object, error) {
 	var pods corev1.PodList
 	if err := c.ctrl.List(ctx, &pods, client.InNamespace(from)); err != nil {
@@ -77,7 +83,9 @@ func baselineObjects(ctx context.Context, c *cluster, from, to string) ([]client
 		return nil, err
 	}
 	meta := func(m metav1.ObjectMeta) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: m.Name, Namespace: to, Labels: m.Labels, Annotations: m.Annotations, Finalizers: m.Finalizers}
+		labels := maps.Clone(m.Labels)
+		labels[kubeflowv1.OperatorNameLabel] = baselineOperator
+		return metav1.ObjectMeta{Name: m.Name, Namespace: to, Labels: labels, Annotations: m.Annotations, Finalizers: m.Finalizers}
 	}
 	byJob := map[string][]client.Object{}
 	for i := range services.Items {
@@ -104,6 +112,9 @@ func baselineObjects(ctx context.Context, c *cluster, from, to string) ([]client
 	}
 	return out, nil
 }
+
+// baselineOperator is the operator-name label of the baseline's copies.
+const baselineOperator = "bench-baseline"
 
 // tokenVolumePrefix names the service-account token volume that the
 // ServiceAccount admission plugin adds to every pod.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -27,6 +29,7 @@ type cluster struct {
 	meta  metadata.Interface
 	ctrl  client.WithWatch
 	count *requestCounter // the harness's own requests
+	paced bool            // managers run outside system:masters
 }
 
 // startCluster starts etcd and kube-apiserver (envtest, from bin/, on
@@ -68,9 +71,33 @@ func (c *cluster) namespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// kubeconfig writes an admin kubeconfig for a process the harness runs.
+// kubeconfig writes a kubeconfig for a process the harness runs: admin,
+// or, once paceManagers was called, a user bound to cluster-admin outside
+// system:masters, whom API Priority and Fairness paces as it would the
+// manager's ServiceAccount in a cluster.
 func (c *cluster) kubeconfig(name string) (string, error) {
+	if c.paced {
+		return c.api.UserKubeconfig(c.dir, name, pacedGroup)
+	}
 	return c.api.AdminKubeconfig(c.dir, name)
+}
+
+// pacedGroup holds the managers that paceManagers makes.
+const pacedGroup = "backfill-bench-managers"
+
+// paceManagers makes the managers started from now on users that API
+// Priority and Fairness paces, bound to cluster-admin.
+func (c *cluster) paceManagers(ctx context.Context) error {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: pacedGroup},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: pacedGroup}},
+	}
+	if err := c.ctrl.Create(ctx, binding); err != nil {
+		return fmt.Errorf("binding the managers to cluster-admin: %w", err)
+	}
+	c.paced = true
+	return nil
 }
 
 // serverVersion is the apiserver's gitVersion, or "unknown".

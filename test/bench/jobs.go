@@ -50,6 +50,17 @@ func tfJob(namespace, name string) *kubeflowv1.TFJob {
 	}
 }
 
+// singleWorkerJob is the commonest TFJob: one GPU worker, no chief, no
+// parameter server.
+func singleWorkerJob(namespace, name string) *kubeflowv1.TFJob {
+	job := tfJob(namespace, name)
+	delete(job.Spec.TFReplicaSpecs, kubeflowv1.ReplicaTypeChief)
+	delete(job.Spec.TFReplicaSpecs, kubeflowv1.ReplicaTypePS)
+	one := int32(1)
+	job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Replicas = &one
+	return job
+}
+
 // jobNames are prefix-00000, prefix-00001, ...
 func jobNames(prefix string, n int) []string {
 	names := make([]string, n)
@@ -59,12 +70,17 @@ func jobNames(prefix string, n int) []string {
 	return names
 }
 
-// createJobs creates the jobs with up to concurrency requests at once and
-// returns how long it took.
+// createJobs creates the benchmark's jobs with up to concurrency requests
+// at once and returns how long it took.
 func createJobs(ctx context.Context, c client.Client, namespace string, names []string, concurrency int) (time.Duration, error) {
+	return createJobsOf(ctx, c, tfJob, namespace, names, concurrency)
+}
+
+// createJobsOf creates the jobs build makes.
+func createJobsOf(ctx context.Context, c client.Client, build func(namespace, name string) *kubeflowv1.TFJob, namespace string, names []string, concurrency int) (time.Duration, error) {
 	start := time.Now()
 	err := forEach(ctx, names, concurrency, func(ctx context.Context, name string) error {
-		if err := c.Create(ctx, tfJob(namespace, name)); err != nil {
+		if err := c.Create(ctx, build(namespace, name)); err != nil {
 			return fmt.Errorf("creating TFJob %s: %w", name, err)
 		}
 		return nil

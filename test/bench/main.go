@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -28,6 +29,14 @@ type config struct {
 	concurrency         int
 	baselineConcurrency int
 	memory              bool
+	reclaimScale        bool
+	nodes               int           // of the reclaim-scale run (reclaimscale.go)
+	reclaimDuration     time.Duration // of the reclaim-scale run
+	seed                int64         // of the reclaim-scale run's online pods and usage
+	scale               bool
+	sizes               string
+	steadyRate          float64
+	history             int
 	finished, running   int
 	timeout             time.Duration
 	backfill            string
@@ -41,6 +50,14 @@ func main() {
 	flag.IntVar(&cfg.concurrency, "concurrency", 64, "Concurrent requests of the harness when it creates TFJobs or writes pod status")
 	flag.IntVar(&cfg.baselineConcurrency, "baseline-concurrency", 64, "Concurrent creates of the plain client-go baseline")
 	flag.BoolVar(&cfg.memory, "memory", false, "Run the memory benchmark (finished + running jobs, the manager's peak RSS) instead of the speed run")
+	flag.BoolVar(&cfg.reclaimScale, "reclaim-scale", false, "Run the reclaimed-capacity benchmark (-nodes kwok nodes with online pods, a fake Prometheus, the manager followed for -reclaim-duration) instead of the speed run")
+	flag.IntVar(&cfg.nodes, "nodes", 1000, "kwok nodes of the scale and reclaim-scale runs: 96 CPUs and 384 GiB each, 95 CPUs and 381 GiB allocatable")
+	flag.DurationVar(&cfg.reclaimDuration, "reclaim-duration", 10*time.Minute, "How long the reclaim-scale run follows the manager after its first reclaim sync; at the default growth of 10 %/min the ramp to the first targets alone takes about 6 minutes")
+	flag.Int64Var(&cfg.seed, "seed", 1, "Seed of the reclaim-scale run's online pods and usage")
+	flag.BoolVar(&cfg.scale, "scale", false, "Run the scale benchmark (catch-up, baseline and steady submission for each of -sizes, then memory and reclaimed capacity with the largest size running on -nodes kwok nodes, then with -history finished jobs) instead of the speed run")
+	flag.StringVar(&cfg.sizes, "sizes", "200,2000", "TFJob counts of the scale run, smallest first")
+	flag.Float64Var(&cfg.steadyRate, "steady-rate", 50, "TFJobs submitted per second in the scale run's steady submission")
+	flag.IntVar(&cfg.history, "history", 20000, "Finished single-worker TFJobs kept in the scale run's last memory measurement")
 	flag.IntVar(&cfg.finished, "finished", 2000, "Finished TFJobs of the memory run")
 	flag.IntVar(&cfg.running, "running", 200, "Running TFJobs of the memory run")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up, stop everything and exit non-zero after this long")
@@ -69,9 +86,12 @@ func runWithin(cfg config) error {
 	return err
 }
 
-// run starts the control plane, runs the chosen benchmark and stops
-// everything it started.
-func run(ctx context.Context, cfg config) (err error) {
+// run starts the control plane, runs the chosen benchmark, prints its
+// report and stops everything it started.
+func run(ctx context.Context, cfg config) error { return runTo(ctx, cfg, os.Stdout) }
+
+// runTo is run, printing the report to out.
+func runTo(ctx context.Context, cfg config, out io.Writer) (err error) {
 	if _, err := os.Stat(cfg.backfill); err != nil {
 		return fmt.Errorf("%s is missing: run `make build` (or `make bench`, which builds it)", cfg.backfill)
 	}
@@ -102,13 +122,31 @@ func run(ctx context.Context, cfg config) (err error) {
 	}()
 	machine.apiserverVersion = c.serverVersion()
 
+	if cfg.scale {
+		res, err := runScale(ctx, c, cfg)
+		if err != nil {
+			return err
+		}
+		machine.loadEnd = loadAverage()
+		printScaleReport(out, machine, res)
+		return res.err()
+	}
+	if cfg.reclaimScale {
+		res, err := runReclaimScale(ctx, c, cfg)
+		if err != nil {
+			return err
+		}
+		machine.loadEnd = loadAverage()
+		printReclaimReport(out, machine, res)
+		return res.err()
+	}
 	if cfg.memory {
 		res, err := runMemory(ctx, c, cfg)
 		if err != nil {
 			return err
 		}
 		machine.loadEnd = loadAverage()
-		printMemoryReport(os.Stdout, cfg, machine, res)
+		printMemoryReport(out, cfg, machine, res)
 		return nil
 	}
 	res, err := runSpeed(ctx, c, cfg)
@@ -116,7 +154,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	machine.loadEnd = loadAverage()
-	printSpeedReport(os.Stdout, cfg, machine, res)
+	printSpeedReport(out, cfg, machine, res)
 	return nil
 }
 

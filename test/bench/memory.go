@@ -146,13 +146,13 @@ func buildJobs(ctx context.Context, c *cluster, builder *manager, cfg config, re
 			return err
 		}},
 		{"mark workers and parameter servers Succeeded", func() error {
-			return setPhase(ctx, c, replicaPods(done, "worker", 4, "ps", 2), corev1.PodSucceeded, cfg.concurrency)
+			return setPhase(ctx, c, benchNamespace, replicaPods(done, "worker", 4, "ps", 2), corev1.PodSucceeded, cfg.concurrency)
 		}},
 		{"mark chiefs Succeeded", func() error {
-			return setPhase(ctx, c, replicaPods(done, "chief", 1), corev1.PodSucceeded, cfg.concurrency)
+			return setPhase(ctx, c, benchNamespace, replicaPods(done, "chief", 1), corev1.PodSucceeded, cfg.concurrency)
 		}},
 		{"the operator finishes the jobs (Succeeded, services gone, pods released)", func() error {
-			return waitFinished(ctx, c, "done-", len(done))
+			return waitFinished(ctx, c, benchNamespace, "done-", len(done))
 		}},
 		{fmt.Sprintf("create %d TFJobs; the operator creates their pods", len(running)), func() error {
 			if _, err := createJobs(ctx, c.ctrl, benchNamespace, running, cfg.concurrency); err != nil {
@@ -162,10 +162,10 @@ func buildJobs(ctx context.Context, c *cluster, builder *manager, cfg config, re
 			return err
 		}},
 		{"mark their pods Running; the operator marks the jobs Running", func() error {
-			if err := setPhase(ctx, c, replicaPods(running, "chief", 1, "worker", 4, "ps", 2), corev1.PodRunning, cfg.concurrency); err != nil {
+			if err := setPhase(ctx, c, benchNamespace, replicaPods(running, "chief", 1, "worker", 4, "ps", 2), corev1.PodRunning, cfg.concurrency); err != nil {
 				return err
 			}
-			return waitJobs(ctx, c, "run-", len(running), kubeflowv1.JobRunning)
+			return waitJobs(ctx, c, benchNamespace, "run-", len(running), kubeflowv1.JobRunning)
 		}},
 		{"the operator goes quiet", func() error {
 			_, err := builder.settle(ctx, 3*time.Second)
@@ -195,24 +195,25 @@ func replicaPods(jobs []string, typesAndCounts ...any) []string {
 	return out
 }
 
-func setPhase(ctx context.Context, c *cluster, pods []string, phase corev1.PodPhase, concurrency int) error {
+func setPhase(ctx context.Context, c *cluster, namespace string, pods []string, phase corev1.PodPhase, concurrency int) error {
 	return forEach(ctx, pods, concurrency, func(ctx context.Context, name string) error {
-		return patchPodStatus(ctx, c.ctrl, benchNamespace, name, phase)
+		return patchPodStatus(ctx, c.ctrl, namespace, name, phase)
 	})
 }
 
-// waitFinished waits until the n jobs named prefix* succeeded, their
-// services are gone and none of their pods holds a finalizer.
-func waitFinished(ctx context.Context, c *cluster, prefix string, n int) error {
-	if err := waitJobs(ctx, c, prefix, n, kubeflowv1.JobSucceeded); err != nil {
+// waitFinished waits until the n jobs named prefix* in namespace
+// succeeded, their services are gone and none of their pods holds a
+// finalizer.
+func waitFinished(ctx context.Context, c *cluster, namespace, prefix string, n int) error {
+	if err := waitJobs(ctx, c, namespace, prefix, n, kubeflowv1.JobSucceeded); err != nil {
 		return err
 	}
 	return poll(ctx, "services deleted and pods released", func(ctx context.Context) (bool, string, error) {
-		services, err := c.meta.Resource(servicesResource).Namespace(benchNamespace).List(ctx, metav1.ListOptions{})
+		services, err := c.meta.Resource(servicesResource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}
-		pods, err := c.meta.Resource(podsResource).Namespace(benchNamespace).List(ctx, metav1.ListOptions{})
+		pods, err := c.meta.Resource(podsResource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}
@@ -231,12 +232,12 @@ func waitFinished(ctx context.Context, c *cluster, prefix string, n int) error {
 	})
 }
 
-// waitJobs waits until n jobs named prefix* have ctype as their last
-// condition.
-func waitJobs(ctx context.Context, c *cluster, prefix string, n int, ctype kubeflowv1.JobConditionType) error {
+// waitJobs waits until n jobs named prefix* in namespace have ctype as
+// their last condition.
+func waitJobs(ctx context.Context, c *cluster, namespace, prefix string, n int, ctype kubeflowv1.JobConditionType) error {
 	return poll(ctx, "TFJobs "+string(ctype), func(ctx context.Context) (bool, string, error) {
 		var jobs kubeflowv1.TFJobList
-		if err := c.ctrl.List(ctx, &jobs, client.InNamespace(benchNamespace)); err != nil {
+		if err := c.ctrl.List(ctx, &jobs, client.InNamespace(namespace)); err != nil {
 			return false, "", err
 		}
 		count := 0

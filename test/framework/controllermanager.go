@@ -60,7 +60,15 @@ func (a *APIServer) StartControllerManager(dir string, controllers string) (*Pro
 // AdminKubeconfig writes dir/name.kubeconfig for a new user of that name in
 // system:masters, and returns its path.
 func (a *APIServer) AdminKubeconfig(dir, name string) (string, error) {
-	user, err := a.Env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	return a.UserKubeconfig(dir, name, "system:masters")
+}
+
+// UserKubeconfig writes dir/name.kubeconfig for a new user of that name in
+// groups (and system:authenticated), and returns its path. Outside
+// system:masters, a user may do only what RBAC grants it, and API Priority
+// and Fairness paces it.
+func (a *APIServer) UserKubeconfig(dir, name string, groups ...string) (string, error) {
+	user, err := a.Env.AddUser(envtest.User{Name: name, Groups: append(groups, "system:authenticated")}, nil)
 	if err != nil {
 		return "", fmt.Errorf("adding a %s user: %w", name, err)
 	}
