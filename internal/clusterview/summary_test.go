@@ -2,7 +2,6 @@ package clusterview
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -10,11 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	cvt "github.com/backfill-dev/backfill/internal/clusterview/clusterviewtest"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/heaptest"
 )
 
 // realisticPod is a TFJob pod as the apiserver returns it: managed fields,
@@ -134,9 +133,9 @@ func BenchmarkSlimPodMemory(b *testing.B) {
 	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
 	var full, slim uint64
 	for b.Loop() {
-		full += heapPerPod(b, pods, func(p *corev1.Pod) any { return p })
-		slim += heapPerPod(b, pods, func(p *corev1.Pod) any {
-			s, err := transform(p)
+		full += heaptest.PerObject(b, pods, func(i int) any { return realisticPod(i) })
+		slim += heaptest.PerObject(b, pods, func(i int) any {
+			s, err := transform(realisticPod(i))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,30 +144,4 @@ func BenchmarkSlimPodMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(full)/float64(b.N), "full-bytes/pod")
 	b.ReportMetric(float64(slim)/float64(b.N), "summary-bytes/pod")
-}
-
-// heapPerPod is the heap that n pods, built and transformed one by one
-// and kept in an informer store, hold once the garbage is collected.
-func heapPerPod(tb testing.TB, n int, transform func(*corev1.Pod) any) uint64 {
-	tb.Helper()
-	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
-	before := liveHeap()
-	for i := range n {
-		if err := store.Add(transform(realisticPod(i))); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	after := liveHeap()
-	runtime.KeepAlive(store)
-	if after < before {
-		return 0
-	}
-	return (after - before) / uint64(n)
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

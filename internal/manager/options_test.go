@@ -20,10 +20,7 @@ import (
 // TestReportFlags: the report flags parse, and Validate says what is
 // wrong with them and how to fix it.
 func TestReportFlags(t *testing.T) {
-	cases := map[string]struct {
-		args    []string
-		wantErr string
-	}{
+	cases := map[string]flagCase{
 		"off by default":       {},
 		"on":                   {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=https://backfill-reports.backfill-system.svc:9443"}},
 		"on, URL with a slash": {args: []string{"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=/certs", "--report-url=https://127.0.0.1:9443/"}},
@@ -36,26 +33,7 @@ func TestReportFlags(t *testing.T) {
 		"a URL while off":      {args: []string{"--report-url=https://r:9443"}, wantErr: "need --report-bind-address"},
 		"a cert dir while off": {args: []string{"--report-cert-dir=/certs"}, wantErr: "need --report-bind-address"},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			opts := DefaultOptions()
-			fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
-			opts.bindFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			err := opts.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("Validate = %v, want an error containing %q", err, tc.wantErr)
-			}
-		})
-	}
+	runFlagCases(t, cases)
 }
 
 // TestReportAccess: pods get the base URL without a trailing slash and the
@@ -105,10 +83,7 @@ func selfSignedPEM(t *testing.T) []byte {
 // holds at least a second of that rate; --workers is bounded. Validate
 // says what is wrong before anything contacts the cluster.
 func TestPacingFlags(t *testing.T) {
-	cases := map[string]struct {
-		args    []string
-		wantErr string
-	}{
+	cases := map[string]flagCase{
 		"auto by default":        {},
 		"auto":                   {args: []string{"--kube-api-qps=0"}},
 		"no client-side limit":   {args: []string{"--kube-api-qps=-1"}},
@@ -127,6 +102,18 @@ func TestPacingFlags(t *testing.T) {
 		"no workers":             {args: []string{"--workers=0"}, wantErr: "--workers=0: must be from 1 to 1000"},
 		"too many workers":       {args: []string{"--workers=1001"}, wantErr: "--workers=1001: must be from 1 to 1000"},
 	}
+	runFlagCases(t, cases)
+}
+
+// flagCase is a command line and the error Validate must give ("" for
+// none).
+type flagCase struct {
+	args    []string
+	wantErr string
+}
+
+// runFlagCases parses each case's flags and checks what Validate says.
+func runFlagCases(t *testing.T, cases map[string]flagCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			opts := DefaultOptions()

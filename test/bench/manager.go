@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
@@ -113,28 +108,12 @@ func (m *manager) usage() (usage, error) {
 // then by their labels rendered as text.
 type managerMetrics map[string]map[string]float64
 
-// scrape reads the manager's /metrics.
+// scrape reads the manager's /metrics: counters, gauges and untyped
+// series.
 func (m *manager) scrape(ctx context.Context) (managerMetrics, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.metrics, nil)
+	families, err := m.families(ctx)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the manager's /metrics answered %s", resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("parsing the manager's metrics: %w", err)
 	}
 	out := managerMetrics{}
 	for name, f := range families {

@@ -2,7 +2,6 @@ package tfjob
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +14,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/heaptest"
 )
 
 // cachedPod is a replica pod as the apiserver serves it once a kubelet
@@ -112,16 +112,16 @@ func BenchmarkCachedPodMemory(b *testing.B) {
 	var before, slim, svcBefore, svcSlim uint64
 	job := makeJob("mnist").replicas(Worker, 4, ExitCode).obj()
 	for b.Loop() {
-		before += heapPerObject(b, pods, func(i int) any { return transformed(b, strip, cachedPod(b, i)) })
-		slim += heapPerObject(b, pods, func(i int) any { return transformed(b, SlimPod, cachedPod(b, i)) })
+		before += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, cachedPod(b, i)) })
+		slim += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, SlimPod, cachedPod(b, i)) })
 		svc := func(i int) *corev1.Service {
 			s := serviceFor(job, Worker, i%4)
 			s.Name = fmt.Sprintf("%s-%d", s.Name, i)
 			s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 600)}}}
 			return s
 		}
-		svcBefore += heapPerObject(b, pods, func(i int) any { return transformed(b, strip, svc(i)) })
-		svcSlim += heapPerObject(b, pods, func(i int) any { return transformed(b, SlimService, svc(i)) })
+		svcBefore += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, svc(i)) })
+		svcSlim += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, SlimService, svc(i)) })
 	}
 	b.ReportMetric(float64(before)/float64(b.N), "before-bytes/pod")
 	b.ReportMetric(float64(slim)/float64(b.N), "slim-bytes/pod")
@@ -135,32 +135,6 @@ func transformed(tb testing.TB, transform toolscache.TransformFunc, obj any) any
 		tb.Fatal(err)
 	}
 	return out
-}
-
-// heapPerObject is the heap that n objects, built one by one and kept in
-// an informer store, hold once the garbage is collected.
-func heapPerObject(tb testing.TB, n int, build func(int) any) uint64 {
-	tb.Helper()
-	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
-	before := liveHeap()
-	for i := range n {
-		if err := store.Add(build(i)); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	after := liveHeap()
-	runtime.KeepAlive(store)
-	if after < before {
-		return 0
-	}
-	return (after - before) / uint64(n)
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // TestSlimTFJob: a running job is kept whole but for managed fields; a
