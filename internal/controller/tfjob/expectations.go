@@ -39,12 +39,23 @@ func newExpectations() *expectations {
 	return &expectations{byJob: map[types.UID]*pending{}}
 }
 
-// expect records the writes of a pass.
+// expect records the writes of a pass. A pass that wrote nothing leaves
+// nothing to wait for, and no entry: a finished job is reconciled once
+// after a restart and never again, and must not hold memory.
 func (e *expectations) expect(job types.UID, p *pending, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if p.empty() {
+		delete(e.byJob, job)
+		return
+	}
 	p.deadline = now.Add(expectationTimeout)
 	e.byJob[job] = p
+}
+
+// empty reports whether the pass wrote nothing to wait for.
+func (p *pending) empty() bool {
+	return p.staleVersion == "" && p.created.Len() == 0 && p.deleted.Len() == 0 && p.released.Len() == 0 && p.noticed.Len() == 0
 }
 
 // satisfied reports whether the cache shows every write the job waits for,

@@ -119,6 +119,20 @@ func TestExpectationsForget(t *testing.T) {
 	}
 }
 
+// A pass that wrote nothing keeps no entry, and drops the one before it.
+func TestExpectationsOfAPassWithoutWrites(t *testing.T) {
+	e := newExpectations()
+	nothing := func() *pending {
+		return &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID](), noticed: sets.New[types.UID]()}
+	}
+	e.expect("uid-a", nothing(), testNow)
+	e.expect("uid-b", &pending{created: sets.New(podKey("b-worker-0"))}, testNow)
+	e.expect("uid-b", nothing(), testNow)
+	if len(e.byJob) != 0 {
+		t.Errorf("entries after passes without writes: %v, want none", e.byJob)
+	}
+}
+
 func TestSummarise(t *testing.T) {
 	cases := map[string]struct {
 		names []string
