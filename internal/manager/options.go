@@ -19,6 +19,7 @@ type Options struct {
 	Kubeconfig              string
 	MetricsAddress          string
 	HealthAddress           string
+	PprofAddress            string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	LeaderElectionID        string
@@ -85,6 +86,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig; defaults to $KUBECONFIG, ~/.kube/config, then the in-cluster config.")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, "Address of the /metrics endpoint; 0 turns it off.")
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, "Address of the /healthz and /readyz endpoints; 0 turns them off.")
+	fs.StringVar(&o.PprofAddress, "pprof-bind-address", o.PprofAddress, "Address of Go's /debug/pprof endpoints (heap and CPU profiles of the manager), e.g. 127.0.0.1:6060; empty or 0 turns them off. They tell anyone who reaches them about the manager's memory: keep them on loopback or behind a port-forward.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader among manager replicas, so that one reconciles at a time; needed when running more than one.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader-election Lease; defaults to the manager's own namespace in a cluster.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader-election Lease.")
@@ -166,6 +168,11 @@ func (o *Options) Validate() error {
 	}
 	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
 		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)
+	}
+	if a := o.PprofAddress; a != "" && a != "0" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return fmt.Errorf("--pprof-bind-address=%q: want host:port or :port, e.g. 127.0.0.1:6060, or 0 for none", a)
+		}
 	}
 	if err := o.validateReports(); err != nil {
 		return err

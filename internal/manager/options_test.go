@@ -101,6 +101,9 @@ func TestPacingFlags(t *testing.T) {
 		"a thousand workers":     {args: []string{"--workers=1000"}},
 		"no workers":             {args: []string{"--workers=0"}, wantErr: "--workers=0: must be from 1 to 1000"},
 		"too many workers":       {args: []string{"--workers=1001"}, wantErr: "--workers=1001: must be from 1 to 1000"},
+		"pprof on loopback":      {args: []string{"--pprof-bind-address=127.0.0.1:6060"}},
+		"pprof off":              {args: []string{"--pprof-bind-address=0"}},
+		"pprof without a port":   {args: []string{"--pprof-bind-address=localhost"}, wantErr: "--pprof-bind-address=\"localhost\": want host:port"},
 	}
 	runFlagCases(t, cases)
 }

@@ -3,6 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // The scale run answers, on one apiserver: how fast does one manager
@@ -72,6 +78,7 @@ type memoryPoint struct {
 	settled        time.Duration
 	usage          usage
 	heapInUse      float64
+	liveHeap       int64   // after a garbage collection
 	writes         float64 // writes while catching up
 }
 
@@ -378,7 +385,13 @@ func measureMemory(ctx context.Context, c *cluster, cfg config, flags []string, 
 	}
 	fmt.Printf("memory: a fresh manager with %d running and %d finished TFJobs besides\n", running, finished)
 	start := time.Now()
-	m, err := startManager(ctx, c, cfg.backfill, fmt.Sprintf("manager-memory-%d", finished), flags)
+	port, err := framework.FreePort()
+	if err != nil {
+		return res, err
+	}
+	pprof := "127.0.0.1:" + strconv.Itoa(port)
+	name := fmt.Sprintf("manager-memory-%d", finished)
+	m, err := startManager(ctx, c, cfg.backfill, name, slices.Concat(flags, []string{"--pprof-bind-address=" + pprof}))
 	if err != nil {
 		return res, err
 	}
@@ -402,10 +415,48 @@ func measureMemory(ctx context.Context, c *cluster, cfg config, flags []string, 
 		return res, err
 	}
 	res.heapInUse = mm.total("go_memstats_heap_inuse_bytes")
+	if res.liveHeap, err = saveHeapProfile(ctx, pprof, filepath.Join(c.dir, name+".heap")); err != nil {
+		return res, err
+	}
 	all, err := c.meta.Resource(podsResource).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return res, err
 	}
 	res.pods = len(all.Items)
 	return res, m.stop()
+}
+
+// saveHeapProfile saves the heap profile of the manager's pprof endpoint
+// at addr, taken right after a garbage collection, to path (read it with
+// `go tool pprof -sample_index=inuse_space`), and returns the live heap
+// it reports.
+func saveHeapProfile(ctx context.Context, addr, path string) (int64, error) {
+	get := func(query string) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?"+query, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("reading the manager's heap profile: %w", err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		return io.ReadAll(resp.Body)
+	}
+	profile, err := get("gc=1")
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(path, profile, 0o600); err != nil {
+		return 0, err
+	}
+	text, err := get("debug=1")
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`# HeapAlloc = (\d+)`).FindSubmatch(text)
+	if m == nil {
+		return 0, fmt.Errorf("the manager's heap profile has no HeapAlloc")
+	}
+	return strconv.ParseInt(string(m[1]), 10, 64)
 }

@@ -125,11 +125,12 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 		row(fmt.Sprintf("memory: a fresh manager, %d running TFJobs on %d nodes + %d finished (%d pods in the cluster)", p.jobs-p.finished, r.nodes, p.finished, p.pods), "")
 		row("  caught up and quiet (5 s) after", secs(p.settled))
 		row("  peak RSS (VmHWM) / RSS when quiet / Go heap in use", fmt.Sprintf("%.0f MiB / %.0f MiB / %.0f MiB", float64(p.usage.peakRSS)/mib, float64(p.usage.rss)/mib, p.heapInUse/mib))
+		row("  live Go heap after a garbage collection (heap profile)", fmt.Sprintf("%.0f MiB", float64(p.liveHeap)/mib))
 		row("  CPU until quiet / writes for the jobs (must be 0)", fmt.Sprintf("%.1f s / %.0f", p.usage.cpuSeconds, p.writes))
 	}
 	if added := r.history.finished - r.running.finished; added > 0 {
-		grew := float64(r.history.usage.rss - r.running.usage.rss)
-		row(fmt.Sprintf("  %d finished single-worker jobs added (built in %s): RSS per job added", added, secs(r.historyBuild)), fmt.Sprintf("%.0f bytes", grew/float64(added)))
+		grew, live := float64(r.history.usage.rss-r.running.usage.rss), float64(r.history.liveHeap-r.running.liveHeap)
+		row(fmt.Sprintf("  %d finished single-worker jobs added (built in %s): RSS / live heap per job added", added, secs(r.historyBuild)), fmt.Sprintf("%.0f bytes / %.0f bytes", grew/float64(added), live/float64(added)))
 	}
 	flush()
 	if r.reclaim != nil {
