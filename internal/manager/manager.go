@@ -68,6 +68,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	})
 	ctrl.SetLogger(logger)
+	if soft, why := applyMemoryLimit(); soft > 0 {
+		logger.Info("Collecting garbage before the container's memory limit", "softLimitBytes", soft, "from", why)
+	}
 
 	cfg, err := restConfig(opts.Kubeconfig)
 	if err != nil {
