@@ -187,7 +187,9 @@ func runSize(ctx context.Context, c *cluster, cfg config, flags []string, n int,
 		return res, err
 	}
 	res.rate = cfg.steadyRate
-	submit := func(ctx context.Context) (time.Duration, error) { return submitSteadily(ctx, c, steady, names, cfg.steadyRate) }
+	submit := func(ctx context.Context) (time.Duration, error) {
+		return submitSteadily(ctx, c, steady, names, cfg.steadyRate)
+	}
 	fmt.Printf("size %d: baseline %s; submitting %d TFJobs at %.0f a second\n", n, secs(res.baseline.elapsed), n, cfg.steadyRate)
 	if res.steady, err = timeManager(ctx, c, cfg, flags, steady, n, submit); err != nil {
 		return res, err

@@ -44,7 +44,7 @@ func cachedPod(t testing.TB, i int) *corev1.Pod {
 	pod.Name = fmt.Sprintf("%s-%d", pod.Name, i)
 	pod.UID = "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"
 	pod.ResourceVersion = "123456"
-	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 1500)}}}
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: metav1.NewFieldsV1(string(make([]byte, 1500)))}}
 	pod.Spec.NodeName, pod.Spec.Priority = "gpu-0", ptr[int32](-100)
 	pod.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr[int64](300)}}
 	started := metav1.Now()
@@ -117,7 +117,7 @@ func BenchmarkCachedPodMemory(b *testing.B) {
 		svc := func(i int) *corev1.Service {
 			s := serviceFor(job, Worker, i%4)
 			s.Name = fmt.Sprintf("%s-%d", s.Name, i)
-			s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 600)}}}
+			s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: metav1.NewFieldsV1(string(make([]byte, 600)))}}
 			return s
 		}
 		svcBefore += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, svc(i)) })
