@@ -37,6 +37,7 @@ type config struct {
 	sizes               string
 	steadyRate          float64
 	history             int
+	managerMemoryLimit  string
 	finished, running   int
 	timeout             time.Duration
 	backfill            string
@@ -56,7 +57,8 @@ func main() {
 	flag.Int64Var(&cfg.seed, "seed", 1, "Seed of the reclaim-scale run's online pods and usage")
 	flag.BoolVar(&cfg.scale, "scale", false, "Run the scale benchmark (catch-up, baseline and steady submission for each of -sizes, then memory and reclaimed capacity with the largest size running on -nodes kwok nodes, then with -history finished jobs) instead of the speed run")
 	flag.StringVar(&cfg.sizes, "sizes", "200,2000", "TFJob counts of the scale run, smallest first")
-	flag.Float64Var(&cfg.steadyRate, "steady-rate", 50, "TFJobs submitted per second in the scale run's steady submission")
+	flag.Float64Var(&cfg.steadyRate, "steady-rate", 20, "TFJobs submitted per second in the scale run's steady submission")
+	flag.StringVar(&cfg.managerMemoryLimit, "manager-memory-limit", "", "Memory limit of the container the scale run's measured managers stand in, e.g. 250Mi: they get the soft limit the manager derives from it (GOMEMLIMIT, 90%); empty for none")
 	flag.IntVar(&cfg.history, "history", 20000, "Finished single-worker TFJobs kept in the scale run's last memory measurement")
 	flag.IntVar(&cfg.finished, "finished", 2000, "Finished TFJobs of the memory run")
 	flag.IntVar(&cfg.running, "running", 200, "Running TFJobs of the memory run")

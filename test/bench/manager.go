@@ -27,6 +27,12 @@ type manager struct {
 // metrics on a free loopback port, no health probes and error-level logs,
 // then extra flags; it returns once /metrics answers.
 func startManager(ctx context.Context, c *cluster, binary, name string, extra []string) (*manager, error) {
+	return startManagerWithEnv(ctx, c, binary, name, extra, nil)
+}
+
+// startManagerWithEnv is startManager with variables added to the
+// harness's environment.
+func startManagerWithEnv(ctx context.Context, c *cluster, binary, name string, extra, env []string) (*manager, error) {
 	kubeconfig, err := c.kubeconfig(name)
 	if err != nil {
 		return nil, err
@@ -42,7 +48,10 @@ func startManager(ctx context.Context, c *cluster, binary, name string, extra []
 		"--health-probe-bind-address=0",
 		"--log-level=error",
 	}, extra...)
-	proc, err := process.Start(binary, args, nil, filepath.Join(c.dir, name+".log"))
+	if env != nil {
+		env = append(os.Environ(), env...)
+	}
+	proc, err := process.Start(binary, args, env, filepath.Join(c.dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
@@ -39,11 +40,13 @@ import (
 
 // scaleResult is what the scale run measured.
 type scaleResult struct {
-	nodes   int
-	sizes   []sizeResult
-	running memoryPoint
-	reclaim *reclaimResult
-	history memoryPoint
+	nodes int
+	// memoryLimit is the container limit the memory runs stand in.
+	memoryLimit string
+	sizes       []sizeResult
+	running     memoryPoint
+	reclaim     *reclaimResult
+	history     memoryPoint
 	// historyBuild is how long finishing the history took.
 	historyBuild time.Duration
 }
@@ -92,7 +95,7 @@ var (
 
 // runScale runs the scale benchmark.
 func runScale(ctx context.Context, c *cluster, cfg config) (*scaleResult, error) {
-	res := &scaleResult{nodes: cfg.nodes}
+	res := &scaleResult{nodes: cfg.nodes, memoryLimit: cfg.managerMemoryLimit}
 	sizes, err := parseSizes(cfg.sizes)
 	if err != nil {
 		return nil, err
@@ -393,7 +396,11 @@ func measureMemory(ctx context.Context, c *cluster, cfg config, flags []string, 
 	}
 	pprof := "127.0.0.1:" + strconv.Itoa(port)
 	name := fmt.Sprintf("manager-memory-%d", finished)
-	m, err := startManager(ctx, c, cfg.backfill, name, slices.Concat(flags, []string{"--pprof-bind-address=" + pprof}))
+	env, err := memoryLimitEnv(cfg.managerMemoryLimit)
+	if err != nil {
+		return res, err
+	}
+	m, err := startManagerWithEnv(ctx, c, cfg.backfill, name, slices.Concat(flags, []string{"--pprof-bind-address=" + pprof}), env)
 	if err != nil {
 		return res, err
 	}
@@ -461,4 +468,19 @@ func saveHeapProfile(ctx context.Context, addr, path string) (int64, error) {
 		return 0, fmt.Errorf("the manager's heap profile has no HeapAlloc")
 	}
 	return strconv.ParseInt(string(m[1]), 10, 64)
+}
+
+// memoryLimitEnv is the environment of a manager in a container whose
+// memory limit is limit: the soft limit the manager derives from its
+// cgroup (90%), which the harness, with no cgroup of its own, passes as
+// GOMEMLIMIT. Empty limit: none.
+func memoryLimitEnv(limit string) ([]string, error) {
+	if limit == "" {
+		return nil, nil
+	}
+	q, err := resource.ParseQuantity(limit)
+	if err != nil || q.Value() <= 0 {
+		return nil, fmt.Errorf("-manager-memory-limit=%q: want a size such as 250Mi", limit)
+	}
+	return []string{"GOMEMLIMIT=" + strconv.FormatInt(q.Value()*9/10, 10)}, nil
 }

@@ -118,6 +118,9 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 	fmt.Fprintln(out)
 	w, flush = newTable(out, 0)
 	row := func(what, value string) { fmt.Fprintf(w, "%s\t%s\n", what, value) }
+	if r.memoryLimit != "" {
+		row(fmt.Sprintf("memory runs: the manager as in a container limited to %s (GOMEMLIMIT = 90%%, as it derives from its cgroup)", r.memoryLimit), "")
+	}
 	for _, p := range []memoryPoint{r.running, r.history} {
 		if p.jobs == 0 {
 			continue
