@@ -127,7 +127,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 // namespace/name, from the manager's cache.
 func (c *Controller) checkpoints(ctx context.Context) (map[string]time.Time, error) {
 	var jobs kubeflowv1.TFJobList
-	if err := c.client.List(ctx, &jobs); err != nil {
+	// Read only: a copy of every job each sync would be all garbage.
+	if err := c.client.List(ctx, &jobs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing TFJobs for their checkpoints: %w", err)
 	}
 	out := map[string]time.Time{}

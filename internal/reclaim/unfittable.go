@@ -32,7 +32,8 @@ func ceiling(nodes []Node, s Settings) Resources {
 // forever. Each pod is told once.
 func (c *Controller) warnUnfittable(ctx context.Context, nodes []Node) error {
 	var pods corev1.PodList
-	if err := c.client.List(ctx, &pods, client.MatchingLabels{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName}); err != nil {
+	// Read only, so not copied.
+	if err := c.client.List(ctx, &pods, client.MatchingLabels{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName}, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing TFJob pods: %w", err)
 	}
 	most := ceiling(nodes, c.settings)
