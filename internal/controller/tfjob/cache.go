@@ -19,7 +19,7 @@ import (
 // field the plan needs that the transform drops fails them.
 
 // SlimPod is the cache transform of pods: metadata without managed
-// fields; of the spec, the node and, until the pod is bound, what its
+// fields; of the spec, the node, the gang it joined and, until the pod is bound, what its
 // requests are computed from (unfittable pods are warned about); of the
 // status, the phase and reason, a DisruptionTarget condition, the start
 // and each container's state and restarts. A Go pod struct costs far more
@@ -33,7 +33,7 @@ func SlimPod(obj any) (any, error) {
 	slim := &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
 		ObjectMeta: slimMeta(pod.ObjectMeta),
-		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName, SchedulingGroup: pod.Spec.SchedulingGroup},
 		Status: corev1.PodStatus{
 			Phase:             pod.Status.Phase,
 			Reason:            pod.Status.Reason,

@@ -130,7 +130,12 @@ func (p *plan) planGang(job *kubeflowv1.TFJob, obs observed, pol policy, startin
 		return
 	}
 	for _, pod := range obs.pods {
-		if pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		// A live pod outside the gang, bound or not yet, would leave the
+		// new ones waiting for a member that never joins.
+		if pod.Spec.NodeName != "" || pod.Spec.SchedulingGroup == nil {
 			return
 		}
 	}

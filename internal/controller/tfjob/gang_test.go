@@ -39,6 +39,16 @@ func TestPlanGang(t *testing.T) {
 			pods: podList(bound(runningPod(Worker, 1))), gang: colocation.GangKubernetes, podGroup: true,
 			want: want{},
 		},
+		"a replacement beside a pending pod outside the gang does not wait for a gang": {
+			job:  makeJob("j").replicas(Worker, 2, OnFailure).started(ago(time.Minute)).condition(kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, ago(time.Minute)).obj(),
+			pods: podList(unbound(runningPod(Worker, 1), "")), gang: colocation.GangKubernetes, podGroup: true,
+			want: want{},
+		},
+		"the rest of a half-created gang joins it": {
+			job:  makeJob("j").replicas(Worker, 2, Never).obj(),
+			pods: podList(unbound(runningPod(Worker, 1), "j")), gang: colocation.GangKubernetes, podGroup: true,
+			want: want{GangPods: true},
+		},
 		"replicas of different priorities cannot form a gang": {
 			job: withTemplateClass(distributed.obj(), PS, "gold"), gang: colocation.GangKubernetes,
 			want: want{Events: []string{"Warning/GangSchedulingUnavailable"}},
@@ -172,6 +182,15 @@ func withTemplateClass(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, clas
 	job = job.DeepCopy()
 	job.Spec.TFReplicaSpecs[rtype].Template.Spec.PriorityClassName = class
 	return job
+}
+
+// unbound makes pod a pending one, a member of group unless it is empty.
+func unbound(pod *corev1.Pod, group string) *corev1.Pod {
+	pod.Status.Phase = corev1.PodPending
+	if group != "" {
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+	}
+	return pod
 }
 
 func bound(pod *corev1.Pod) *corev1.Pod {
