@@ -64,23 +64,21 @@ func DefaultOptions() Options {
 		LeaderElectionID:      "backfill-manager",
 		LeaseDuration:         15 * time.Second,
 		DefaultCleanPodPolicy: string(kubeflowv1.CleanPodPolicyRunning),
-		// A pass waits on round trips (its creates, then its status), so
-		// it takes many at once to keep the apiserver's seats busy.
-		Workers:              32,
-		QPS:                  QPSAuto,
-		Burst:                FallbackBurst,
-		LogLevel:             "info",
-		LogFormat:            "json",
-		OfflinePriorityClass: colocation.DefaultOfflinePriorityClass,
-		OfflinePriority:      colocation.DefaultOfflinePriority,
-		GracePeriod:          60 * time.Second,
-		StopNotice:           15 * time.Second,
-		GangSchedulerName:    "scheduler-plugins-scheduler",
-		ColocationMetrics:    true,
-		Reclaim:              true,
-		UsageSource:          UsageSourceMetricsAPI,
-		PrometheusRateWindow: 2 * time.Minute,
-		ReclaimSettings:      reclaim.DefaultSettings(),
+		Workers:               defaultWorkers,
+		QPS:                   QPSAuto,
+		Burst:                 FallbackBurst,
+		LogLevel:              "info",
+		LogFormat:             "json",
+		OfflinePriorityClass:  colocation.DefaultOfflinePriorityClass,
+		OfflinePriority:       colocation.DefaultOfflinePriority,
+		GracePeriod:           60 * time.Second,
+		StopNotice:            15 * time.Second,
+		GangSchedulerName:     "scheduler-plugins-scheduler",
+		ColocationMetrics:     true,
+		Reclaim:               true,
+		UsageSource:           UsageSourceMetricsAPI,
+		PrometheusRateWindow:  2 * time.Minute,
+		ReclaimSettings:       reclaim.DefaultSettings(),
 	}
 }
 
@@ -184,6 +182,10 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// defaultWorkers: a pass waits on round trips (its creates, then its
+// status), so it takes many at once to keep the apiserver's seats busy.
+const defaultWorkers = 32
 
 // maxWorkers bounds --workers: more is a typo rather than a need, since
 // workers beyond the requests the apiserver serves the manager at once

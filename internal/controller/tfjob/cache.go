@@ -19,10 +19,10 @@ import (
 // field the plan needs that the transform drops fails them.
 
 // SlimPod is the cache transform of pods: metadata without managed
-// fields; of the spec, the node, the gang it joined and, until the pod is bound, what its
-// requests are computed from (unfittable pods are warned about); of the
-// status, the phase and reason, a DisruptionTarget condition, the start
-// and each container's state and restarts. A Go pod struct costs far more
+// fields; of the spec, the node, the gang it joined and, until the pod is
+// bound, what its requests are computed from (unfittable pods are warned
+// about); of the status, the phase and reason, a DisruptionTarget
+// condition, the start and each container's state and restarts. A Go pod struct costs far more
 // than its JSON (a resource list is a map of Quantities), so what is not
 // read is not kept.
 func SlimPod(obj any) (any, error) {
