@@ -126,7 +126,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass}
+	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, RetiredLabel: tfjob.RetiredLabel}
 	if opts.ColocationMetrics {
 		metricsOpts.View = view
 	}
@@ -196,15 +196,16 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 
 // managerOptions turn the flags into controller-runtime's options. The cache
 // holds only the pods and services the operator owns, each slimmed to what
-// the operator reads, without retired pods, finished jobs' templates or
-// managedFields, so that the manager's memory grows with its running jobs
-// rather than with the cluster or its history.
+// the operator reads, without retired jobs, pods and services, finished
+// jobs' templates or managedFields, so that the manager's memory grows with
+// its running jobs rather than with the cluster or its history.
 func managerOptions(opts Options) ctrl.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName})
 	notRetired, err := labels.NewRequirement(tfjob.RetiredLabel, selection.DoesNotExist, nil)
 	if err != nil {
 		panic(err) // a constant key
 	}
+	live := labels.NewSelector().Add(*notRetired)
 	oursLive := ours.Add(*notRetired)
 	lease := opts.LeaseDuration
 	renew := lease * 2 / 3
@@ -224,8 +225,8 @@ func managerOptions(opts Options) ctrl.Options {
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Pod{}:       {Label: oursLive, Transform: tfjob.SlimPod},
-				&corev1.Service{}:   {Label: ours, Transform: tfjob.SlimService},
-				&kubeflowv1.TFJob{}: {Transform: tfjob.SlimTFJob},
+				&corev1.Service{}:   {Label: oursLive, Transform: tfjob.SlimService},
+				&kubeflowv1.TFJob{}: {Label: live, Transform: tfjob.SlimTFJob},
 			},
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},

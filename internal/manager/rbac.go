@@ -6,18 +6,19 @@ package manager
 // chart must match (test/integration/install checks both). The
 // leader-election Lease is namespaced and lives in a Role of its own.
 //
-// TFJobs: read, delete after ttlSecondsAfterFinished, write status. The
+// TFJobs: read, delete after ttlSecondsAfterFinished, write status, label
+// as retired (as are the pods and services a retired job keeps). The
 // finalizers subresource lets the operator set blockOwnerDeletion on the
 // pods, services and PodGroups it owns where the apiserver enforces owner
 // permissions.
-// +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs,verbs=get;list;watch;delete;patch
 // +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=tfjobs/finalizers,verbs=update
 //
 // Replica pods: created, deleted, patched (tracking finalizer, stop
-// notices); every pod is read for the co-location state metrics.
+// notices, retired); every pod is read for the co-location state metrics.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete;patch
 //
 // Reclaimed capacity: every node's batch resources are written to its
 // status and explained in an annotation; offline pods are evicted through

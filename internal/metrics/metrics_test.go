@@ -139,7 +139,7 @@ func TestLabelsBounded(t *testing.T) {
 	for _, j := range jobs {
 		objs = append(objs, j)
 	}
-	phases.use(fakeReader(t, objs...), leading)
+	phases.use(fakeReader(t, objs...), nil, leading)
 	state := newJobStateCollector()
 	state.use(fakeReader(t, objs...), leading, "backfill-offline")
 	reg := prometheus.NewPedanticRegistry()

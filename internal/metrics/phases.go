@@ -20,24 +20,26 @@ var jobPhases = &phaseCollector{desc: prometheus.NewDesc(NameJobs,
 	"TFJobs by namespace and phase: the job's state, the type of its last condition as `kubectl get tfjobs` shows it, or Pending before any.",
 	[]string{"namespace", "phase"}, nil)}
 
-// phaseCollector counts the TFJobs of the manager's cache by namespace and
-// phase at every scrape, so it keeps nothing per job itself. It reports
-// nothing until its source is set and the manager leads, so that the
-// replicas of a manager do not report the same jobs twice.
+// phaseCollector counts the TFJobs of the manager's cache, and the retired
+// ones the cache leaves out, by namespace and phase at every scrape. It
+// reports nothing until its sources are set and ready and the manager
+// leads, so that the replicas of a manager do not report the same jobs
+// twice, nor a new leader too few.
 type phaseCollector struct {
 	desc *prometheus.Desc
 
 	mu      sync.Mutex
 	reader  client.Reader
+	retired *retiredJobs
 	leading <-chan struct{}
 }
 
-// use sets where the collector reads jobs from, and the channel closed
-// once the manager leads.
-func (c *phaseCollector) use(reader client.Reader, leading <-chan struct{}) {
+// use sets where the collector reads jobs from (retired may be nil: none
+// are), and the channel closed once the manager leads.
+func (c *phaseCollector) use(reader client.Reader, retired *retiredJobs, leading <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reader, c.leading = reader, leading
+	c.reader, c.retired, c.leading = reader, retired, leading
 }
 
 // Describe implements prometheus.Collector.
@@ -49,10 +51,17 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
 // a series for every phase, zeros included.
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	reader, leading := c.reader, c.leading
+	reader, retired, leading := c.reader, c.retired, c.leading
 	c.mu.Unlock()
 	if reader == nil || !closed(leading) {
 		return
+	}
+	counts := map[string]map[string]int{}
+	if retired != nil {
+		var synced bool
+		if counts, synced = retired.counts(); !synced {
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 	defer cancel()
@@ -62,7 +71,6 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		ctrl.Log.WithName("metrics").Error(err, "Listing TFJobs for "+NameJobs)
 		return
 	}
-	counts := map[string]map[string]int{}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
 		if counts[job.Namespace] == nil {

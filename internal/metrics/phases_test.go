@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,12 +51,30 @@ func TestJobPhases(t *testing.T) {
 	want["backfill_tfjobs{namespace=team-b,phase=Suspended}"] = 1
 	want["backfill_tfjobs{namespace=team-b,phase=Unknown}"] = 1
 
+	// Retired jobs, which the cache leaves out, add to the same series.
+	retired := newRetiredJobs(testRetiredLabel, nil)
+	if err := retired.Replace([]any{
+		retiredJob("team-a", "old", "Succeeded"),
+		retiredJob("team-a", "older", "Failed"),
+		retiredJob("team-c", "oldest", "Succeeded"),
+	}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	withRetired := maps.Clone(want)
+	withRetired["backfill_tfjobs{namespace=team-a,phase=Succeeded}"] = 2
+	withRetired["backfill_tfjobs{namespace=team-a,phase=Failed}"] = 1
+	maps.Copy(withRetired, zeros("team-c"))
+	withRetired["backfill_tfjobs{namespace=team-c,phase=Succeeded}"] = 1
+
 	cases := map[string]struct {
 		reader  client.Reader
+		retired *retiredJobs
 		leading <-chan struct{}
 		want    map[string]float64
 	}{
 		"jobs by namespace and phase, zeros included": {reader: fakeReader(t, jobs...), leading: leading, want: want},
+		"retired jobs counted too":                    {reader: fakeReader(t, jobs...), retired: retired, leading: leading, want: withRetired},
+		"retired jobs not listed yet: nothing":        {reader: fakeReader(t, jobs...), retired: newRetiredJobs(testRetiredLabel, nil), leading: leading},
 		"no job, no series":                           {reader: fakeReader(t), leading: leading},
 		"not leading: nothing":                        {reader: fakeReader(t, jobs...), leading: make(chan struct{})},
 		"no source yet: nothing":                      {leading: leading},
@@ -64,7 +83,7 @@ func TestJobPhases(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := &phaseCollector{desc: jobPhases.desc}
-			c.use(tc.reader, tc.leading)
+			c.use(tc.reader, tc.retired, tc.leading)
 			reg := prometheus.NewPedanticRegistry()
 			reg.MustRegister(c)
 			families, err := reg.Gather()

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -22,6 +25,9 @@ type Options struct {
 	// View, when set, is the cluster view the co-location state metrics
 	// report (--colocation-metrics).
 	View *clusterview.View
+	// RetiredLabel marks the TFJobs the manager's cache leaves out; its
+	// value is the job's final phase. backfill_tfjobs counts them too.
+	RetiredLabel string
 }
 
 // Setup registers the metrics and connects them to a manager: the
@@ -33,10 +39,16 @@ type Options struct {
 // reports the cluster view's nodes and pods as the co-location metrics.
 func Setup(mgr manager.Manager, opts Options) error {
 	Register()
-	jobPhases.use(mgr.GetCache(), mgr.Elected())
+	retired := newRetiredJobs(opts.RetiredLabel, countDeleted)
+	jobPhases.use(mgr.GetCache(), retired, mgr.Elected())
 	jobState.use(mgr.GetCache(), mgr.Elected(), opts.OfflinePriorityClass)
+	meta, err := metadata.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("metrics: metadata client: %w", err)
+	}
 	// A plain runnable runs only on the leader.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		go retired.run(ctx, meta)
 		return watch(ctx, mgr.GetCache())
 	})); err != nil {
 		return err
@@ -71,8 +83,8 @@ func watch(ctx context.Context, c cache.Cache) error {
 }
 
 // jobDeleted counts a TFJob the informer saw deleted, if this operator
-// manages it. obj is the job, or a tombstone when the informer missed the
-// deletion and learned of it by listing again.
+// manages it and did not retire it. obj is the job, or a tombstone when the
+// informer missed the deletion and learned of it by listing again.
 func jobDeleted(obj any) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -84,7 +96,49 @@ func jobDeleted(obj any) {
 	if m := job.Spec.RunPolicy.ManagedBy; m != nil && *m != kubeflowv1.ManagedByTrainingOperator {
 		return
 	}
-	jobsDeleted.WithLabelValues(job.Namespace, Framework).Inc()
+	if retiring.done(job.UID) {
+		return
+	}
+	countDeleted(job.Namespace)
+}
+
+// retiring holds the jobs the operator is retiring: their leaving the
+// cache is no deletion. (The watch tells of a job that no longer matches
+// the cache's selector by a deletion of its previous version, which does
+// not carry the retired label.)
+var retiring = retiringJobs{uids: map[types.UID]struct{}{}}
+
+type retiringJobs struct {
+	mu   sync.Mutex
+	uids map[types.UID]struct{}
+}
+
+// RetiringJob tells the metrics that the operator is about to retire a
+// job; JobNotRetired that it failed to.
+func RetiringJob(uid types.UID) {
+	retiring.mu.Lock()
+	defer retiring.mu.Unlock()
+	retiring.uids[uid] = struct{}{}
+}
+
+// JobNotRetired undoes RetiringJob.
+func JobNotRetired(uid types.UID) {
+	retiring.done(uid)
+}
+
+// done forgets a retiring job and reports whether it was one.
+func (r *retiringJobs) done(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.uids[uid]
+	delete(r.uids, uid)
+	return ok
+}
+
+// countDeleted counts a deleted TFJob. Only the jobs this operator manages
+// are ever retired, so a retired one that is deleted always counts.
+func countDeleted(namespace string) {
+	jobsDeleted.WithLabelValues(namespace, Framework).Inc()
 }
 
 // podUpdated counts the containers of a TFJob pod that the kubelet

@@ -16,18 +16,25 @@ func TestJobDeleted(t *testing.T) {
 	elsewhere := job("team-a", twoWorkersOnePS, status())
 	other := "kueue.x-k8s.io/multikueue"
 	elsewhere.Spec.RunPolicy.ManagedBy = &other
+	retired := job("team-a", twoWorkersOnePS, status("Created", "Running=False", "Succeeded"))
+	retired.UID = "retired"
 	cases := map[string]struct {
-		obj  any
-		want map[string]float64
+		obj      any
+		retiring bool
+		want     map[string]float64
 	}{
 		"a job":                   {obj: job("team-a", twoWorkersOnePS, status()), want: map[string]float64{"training_operator_jobs_deleted_total{framework=tensorflow,job_namespace=team-a}": 1}},
 		"a tombstone":             {obj: toolscache.DeletedFinalStateUnknown{Key: "team-b/j", Obj: job("team-b", twoWorkersOnePS, status())}, want: map[string]float64{"training_operator_jobs_deleted_total{framework=tensorflow,job_namespace=team-b}": 1}},
 		"a job managed elsewhere": {obj: elsewhere},
+		"a job retired, not gone": {obj: retired, retiring: true},
 		"something else: ignored": {obj: &corev1.Pod{}},
 		"an empty tombstone":      {obj: toolscache.DeletedFinalStateUnknown{Key: "team-b/j"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			if tc.retiring {
+				RetiringJob(retired.UID)
+			}
 			got := gather(t, func() { jobDeleted(tc.obj) })
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Series (-want +got):\n%s", diff)

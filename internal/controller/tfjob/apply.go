@@ -29,6 +29,10 @@ const writeConcurrency = 16
 // must show before the next pass.
 func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) (*pending, error) {
 	pend := &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID](), noticed: sets.New[types.UID]()}
+	if p.retiring {
+		// An idle plan: retiring is its only write, and nothing to wait for.
+		return pend, r.retireJob(ctx, job, p.kept)
+	}
 	var created, deleted []string
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
@@ -61,6 +62,10 @@ type plan struct {
 	retirePods     map[types.UID]bool
 	deleteServices []*corev1.Service
 	deleteJob      bool
+	// retiring: the job is finished and done with; it and what it keeps
+	// (kept) leave the manager's cache (RetiredLabel).
+	retiring bool
+	kept     []client.Object
 	// createPodGroup creates the job's gang, of priority podGroupClass;
 	// gangPods joins new pods to it.
 	createPodGroup, gangPods bool
@@ -97,6 +102,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	p.decide(job, obs, now, pol)
 	p.retire(job, pol)
 	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
+	p.retireIfDone(job, obs)
 	return p
 }
 

@@ -1,18 +1,29 @@
 package tfjob
 
 import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
-// RetiredLabel marks a replica pod that succeeded, whose success its job's
-// status records (succeededIndexes), and that cleanPodPolicy keeps. The
-// operator never needs it again, so the manager's cache selects it out:
-// the pods that thousands of finished jobs keep cost the manager nothing.
-// The label is set by the patch that releases the pod, so it costs no
-// write of its own.
+// RetiredLabel marks what the operator never needs again, so that the
+// manager's cache selects it out and a long history costs the manager
+// nothing:
+//   - a replica pod that succeeded, whose success its job's status records
+//     (succeededIndexes), and that cleanPodPolicy keeps. The patch that
+//     releases the pod sets the label, so it costs no write of its own;
+//   - a finished job without ttlSecondsAfterFinished whose finishing work
+//     is done, and the pods and services it keeps. The job's label value is
+//     its final state, Succeeded or Failed, which backfill_tfjobs counts.
+//
+// Removing the label from a job brings it back; it is retired again.
 const RetiredLabel = "backfill.dev/retired"
 
 // retire marks the succeeded pods the pass releases and keeps. Under
@@ -32,5 +43,63 @@ func (p *plan) retire(job *kubeflowv1.TFJob, pol policy) {
 	}
 }
 
+// retireIfDone retires a job that finished in an earlier pass when this
+// pass has nothing left to do for it: every pod it keeps has ended and is
+// released, so its status can no longer change. A job with
+// ttlSecondsAfterFinished stays until the TTL deletes it.
+func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed) {
+	if !isFinished(&job.Status) || job.Spec.RunPolicy.TTLSecondsAfterFinished != nil ||
+		!statusEqual(job.Status, p.status) || !p.idle() {
+		return
+	}
+	kept := make([]client.Object, 0, len(obs.pods)+len(obs.services))
+	for _, pod := range sortedPods(obs.pods) {
+		ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if !ended || pod.DeletionTimestamp != nil || hasTrackingFinalizer(pod) {
+			return
+		}
+		kept = append(kept, pod)
+	}
+	for _, svc := range obs.services {
+		kept = append(kept, svc)
+	}
+	p.retiring, p.kept = true, kept
+}
+
+// idle reports whether the plan writes nothing besides its status.
+func (p *plan) idle() bool {
+	return len(p.createPods) == 0 && len(p.createServices) == 0 && len(p.deletePods) == 0 &&
+		len(p.notices) == 0 && len(p.releasePods) == 0 && len(p.deleteServices) == 0 &&
+		!p.deleteJob && !p.createPodGroup && p.requeueAfter == 0
+}
+
 // retirePatch releases a pod and retires it in one write.
 var retirePatch = []byte(`{"metadata":{"labels":{"` + RetiredLabel + `":"true"},"$deleteFromPrimitiveList/finalizers":["` + trackingFinalizer + `"]}}`)
+
+// retireJob labels what a finished job keeps, then the job itself, so that
+// a crash between the two leaves the job in the cache to finish the work.
+func (r *Reconciler) retireJob(ctx context.Context, job *kubeflowv1.TFJob, kept []client.Object) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for _, obj := range kept {
+		g.Go(func() error {
+			err := r.client.Patch(gctx, obj, client.RawPatch(types.MergePatchType, retiredLabelPatch("true")))
+			return r.ignoreGone(err, "retiring", obj.GetName())
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	state := string(lastCondition(&job.Status).Type)
+	metrics.RetiringJob(job.UID)
+	if err := r.client.Patch(ctx, job, client.RawPatch(types.MergePatchType, retiredLabelPatch(state))); err != nil {
+		metrics.JobNotRetired(job.UID)
+		return r.ignoreGone(err, "retiring TFJob", job.Name)
+	}
+	return nil
+}
+
+// retiredLabelPatch sets RetiredLabel to value.
+func retiredLabelPatch(value string) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, RetiredLabel, value)
+}

@@ -3,6 +3,7 @@ package tfjob
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +64,94 @@ func TestPlanPassRetiresKeptSucceededPods(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantRetire, retired, cmpOpts...); diff != "" {
 				t.Errorf("retired (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPlanPassRetiresDoneJobs: a finished job leaves the cache, with the
+// pods and services it keeps, once a pass has nothing left to do for it;
+// never while it may still change, or while its TTL will delete it.
+func TestPlanPassRetiresDoneJobs(t *testing.T) {
+	job := func(clean kubeflowv1.CleanPodPolicy) *jobBuilder {
+		return makeJob("j").replicas(Chief, 1, Never).replicas(Worker, 2, Never).cleanPodPolicy(clean).
+			finished(kubeflowv1.JobFailed, "TFJobFailed", ago(time.Minute))
+	}
+	released := func(pod *corev1.Pod) *corev1.Pod {
+		pod.Finalizers = nil
+		return pod
+	}
+	// A failed job under cleanPodPolicy None keeps a failed chief and two
+	// workers that succeeded and were retired with their release.
+	keptChief := func() *corev1.Pod { return released(failedPod(Chief, 0, 1)) }
+	cases := map[string]struct {
+		job *kubeflowv1.TFJob
+		// settled: the job's status is what the last pass wrote.
+		settled bool
+		pods    []*corev1.Pod
+		// wantKept are the names retired with the job; nil: not retired.
+		wantKept []string
+	}{
+		"done: retired with the pod and services it keeps": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(keptChief()),
+			wantKept: []string{"j-chief-0", "service j-chief-0", "service j-worker-0", "service j-worker-1"},
+		},
+		"done under cleanPodPolicy All: no pods or services left": {
+			job: job(kubeflowv1.CleanPodPolicyAll).obj(), settled: true,
+			wantKept: []string{},
+		},
+		"the pass that finishes it writes its status first": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), pods: podList(keptChief()),
+		},
+		"a pod not yet released": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(failedPod(Chief, 0, 1)),
+		},
+		"a pod still stopping, which would change the counts": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true,
+			pods: podList(keptChief(), released(makePod(j, Worker, 0).phase(corev1.PodFailed).exitCode(1).deleting(ago(time.Second), 30).obj())),
+		},
+		"a pod kept running under cleanPodPolicy None": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true,
+			pods: podList(keptChief(), released(runningPod(Worker, 0))),
+		},
+		"ttlSecondsAfterFinished: the TTL deletes it instead": {
+			job: job(kubeflowv1.CleanPodPolicyNone).ttl(3600).obj(), settled: true, pods: podList(keptChief()),
+		},
+		"a job still running": {
+			job:     makeJob("j").replicas(Chief, 1, Never).cleanPodPolicy(kubeflowv1.CleanPodPolicyNone).obj(),
+			settled: true, pods: podList(released(runningPod(Chief, 0))),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obs := observe(tc.job, tc.pods...)
+			if tc.job.Spec.RunPolicy.CleanPodPolicy != nil && *tc.job.Spec.RunPolicy.CleanPodPolicy == kubeflowv1.CleanPodPolicyAll {
+				obs.services = map[string]*corev1.Service{}
+			}
+			if tc.settled {
+				tc.job.Status = planPass(tc.job, obs, testNow, defaultPolicy).status
+			}
+			p := planPass(tc.job, obs, testNow, defaultPolicy)
+			var kept []string
+			for _, obj := range p.kept {
+				name := obj.GetName()
+				if _, ok := obj.(*corev1.Service); ok {
+					name = "service " + name
+				}
+				kept = append(kept, name)
+			}
+			slices.Sort(kept)
+			if tc.wantKept == nil {
+				if p.retiring {
+					t.Errorf("Retired, keeping %v; want not retired", kept)
+				}
+				return
+			}
+			if !p.retiring {
+				t.Fatal("Not retired")
+			}
+			if diff := cmp.Diff(tc.wantKept, kept, cmpOpts...); diff != "" {
+				t.Errorf("Retired with it (-want +got):\n%s", diff)
 			}
 		})
 	}
