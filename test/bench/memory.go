@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 )
 
 // builderFlags let the manager that builds the memory run's cluster state
@@ -80,7 +81,8 @@ func runMemory(ctx context.Context, c *cluster, cfg config) (*memoryResult, erro
 	}
 	defer func() { _ = m.stop() }()
 	res.measuredArgs = m.args
-	if err := m.catchUp(ctx, float64(cfg.finished+cfg.running)); err != nil {
+	// The finished jobs are retired: the manager's cache holds the others.
+	if err := m.catchUp(ctx, float64(cfg.running)); err != nil {
 		return nil, fmt.Errorf("%w; see %s", err, m.proc.LogPath())
 	}
 	quiet, err := m.settle(ctx, 5*time.Second)
@@ -202,13 +204,23 @@ func setPhase(ctx context.Context, c *cluster, namespace string, pods []string, 
 }
 
 // waitFinished waits until the n jobs named prefix* in namespace
-// succeeded, their services are gone and none of their pods holds a
-// finalizer.
+// succeeded and are retired, their services are gone and none of their
+// pods holds a finalizer.
 func waitFinished(ctx context.Context, c *cluster, namespace, prefix string, n int) error {
 	if err := waitJobs(ctx, c, namespace, prefix, n, kubeflowv1.JobSucceeded); err != nil {
 		return err
 	}
-	return poll(ctx, "services deleted and pods released", func(ctx context.Context) (bool, string, error) {
+	return poll(ctx, "jobs retired, services deleted and pods released", func(ctx context.Context) (bool, string, error) {
+		jobs, err := c.meta.Resource(tfjobsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: tfjob.RetiredLabel})
+		if err != nil {
+			return false, "", err
+		}
+		retired := 0
+		for _, j := range jobs.Items {
+			if strings.HasPrefix(j.Name, prefix) {
+				retired++
+			}
+		}
 		services, err := c.meta.Resource(servicesResource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
@@ -228,7 +240,7 @@ func waitFinished(ctx context.Context, c *cluster, namespace, prefix string, n i
 				held++
 			}
 		}
-		return left == 0 && held == 0, fmt.Sprintf("%d services left, %d pods hold a finalizer", left, held), nil
+		return retired >= n && left == 0 && held == 0, fmt.Sprintf("%d of %d jobs retired, %d services left, %d pods hold a finalizer", retired, n, left, held), nil
 	})
 }
 

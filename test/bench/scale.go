@@ -405,7 +405,8 @@ func measureMemory(ctx context.Context, c *cluster, cfg config, flags []string, 
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
-	if err := m.catchUp(ctx, float64(res.jobs)); err != nil {
+	// The finished jobs are retired: the manager's cache holds the others.
+	if err := m.catchUp(ctx, float64(running)); err != nil {
 		return res, fmt.Errorf("%w; see %s", err, m.proc.LogPath())
 	}
 	quiet, err := m.settle(ctx, 5*time.Second)
