@@ -112,7 +112,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		logger.Info("Distributed TFJobs start as gangs", "gangScheduler", gang)
 	}
 
-	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, gang))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -198,8 +198,9 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 // holds only the pods and services the operator owns, each slimmed to what
 // the operator reads, without retired jobs, pods and services, finished
 // jobs' templates or managedFields, so that the manager's memory grows with
-// its running jobs rather than with the cluster or its history.
-func managerOptions(opts Options) ctrl.Options {
+// its running jobs rather than with the cluster or its history. The gang
+// scheduler's PodGroups are cached the same way.
+func managerOptions(opts Options, gang colocation.GangScheduler) ctrl.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName})
 	notRetired, err := labels.NewRequirement(tfjob.RetiredLabel, selection.DoesNotExist, nil)
 	if err != nil {
@@ -207,6 +208,14 @@ func managerOptions(opts Options) ctrl.Options {
 	}
 	live := labels.NewSelector().Add(*notRetired)
 	oursLive := ours.Add(*notRetired)
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Pod{}:       {Label: oursLive, Transform: tfjob.SlimPod},
+		&corev1.Service{}:   {Label: oursLive, Transform: tfjob.SlimService},
+		&kubeflowv1.TFJob{}: {Label: live, Transform: tfjob.SlimTFJob},
+	}
+	if gang != colocation.GangNone {
+		byObject[tfjob.EmptyPodGroup(gang)] = cache.ByObject{Label: oursLive}
+	}
 	lease := opts.LeaseDuration
 	renew := lease * 2 / 3
 	retry := lease / 5
@@ -223,11 +232,7 @@ func managerOptions(opts Options) ctrl.Options {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		Cache: cache.Options{
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}:       {Label: oursLive, Transform: tfjob.SlimPod},
-				&corev1.Service{}:   {Label: oursLive, Transform: tfjob.SlimService},
-				&kubeflowv1.TFJob{}: {Label: live, Transform: tfjob.SlimTFJob},
-			},
+			ByObject:         byObject,
 			DefaultTransform: cache.TransformStripManagedFields(),
 		},
 	}

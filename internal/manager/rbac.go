@@ -39,10 +39,11 @@ package manager
 // wait for the classes they name.
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch;create
 //
-// Gangs: the PodGroup of whichever gang scheduler the cluster serves.
-// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create
+// Gangs: the PodGroup of whichever gang scheduler the cluster serves,
+// labelled as retired with its finished job.
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;patch
 //
 // Progress reports (--report-bind-address): the token a training pod sends
 // is checked by a TokenReview; the pod itself needs no permission.

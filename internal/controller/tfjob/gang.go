@@ -73,8 +73,8 @@ func podGroupFor(job *kubeflowv1.TFJob, priorityClass string, gang colocation.Ga
 	return u
 }
 
-// emptyPodGroup is an object to read a gang scheduler's PodGroup into.
-func emptyPodGroup(gang colocation.GangScheduler) client.Object {
+// EmptyPodGroup is an object to read a gang scheduler's PodGroup into.
+func EmptyPodGroup(gang colocation.GangScheduler) client.Object {
 	if gang == colocation.GangKubernetes {
 		return &schedulingv1beta1.PodGroup{}
 	}

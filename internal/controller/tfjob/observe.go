@@ -84,7 +84,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		}
 	}
 	if r.opts.Gang != colocation.GangNone {
-		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), emptyPodGroup(r.opts.Gang))
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), EmptyPodGroup(r.opts.Gang))
 		if client.IgnoreNotFound(err) != nil {
 			return obs, fmt.Errorf("reading the PodGroup: %w", err)
 		}

@@ -102,7 +102,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	p.decide(job, obs, now, pol)
 	p.retire(job, pol)
 	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
-	p.retireIfDone(job, obs)
+	p.retireIfDone(job, obs, pol)
 	return p
 }
 

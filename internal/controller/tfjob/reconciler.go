@@ -107,7 +107,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&schedulingv1.PriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsWaitingToStart)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)})
 	if r.opts.Gang != colocation.GangNone {
-		b = b.Owns(emptyPodGroup(r.opts.Gang))
+		b = b.Owns(EmptyPodGroup(r.opts.Gang))
 	}
 	if r.opts.Progress != nil {
 		// A report wakes its job, which writes it into the status.

@@ -20,8 +20,9 @@ import (
 //     (succeededIndexes), and that cleanPodPolicy keeps. The patch that
 //     releases the pod sets the label, so it costs no write of its own;
 //   - a finished job without ttlSecondsAfterFinished whose finishing work
-//     is done, and the pods and services it keeps. The job's label value is
-//     its final state, Succeeded or Failed, which backfill_tfjobs counts.
+//     is done, and the pods, services and PodGroup it keeps. The job's
+//     label value is its final state, Succeeded or Failed, which
+//     backfill_tfjobs counts.
 //
 // Removing the label from a job brings it back; it is retired again.
 const RetiredLabel = "backfill.dev/retired"
@@ -47,7 +48,7 @@ func (p *plan) retire(job *kubeflowv1.TFJob, pol policy) {
 // pass has nothing left to do for it: every pod it keeps has ended and is
 // released, so its status can no longer change. A job with
 // ttlSecondsAfterFinished stays until the TTL deletes it.
-func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed) {
+func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed, pol policy) {
 	if !isFinished(&job.Status) || job.Spec.RunPolicy.TTLSecondsAfterFinished != nil ||
 		!statusEqual(job.Status, p.status) || !p.idle() {
 		return
@@ -62,6 +63,12 @@ func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed) {
 	}
 	for _, svc := range obs.services {
 		kept = append(kept, svc)
+	}
+	if obs.hasPodGroup {
+		group := EmptyPodGroup(pol.gang)
+		group.SetNamespace(job.Namespace)
+		group.SetName(job.Name)
+		kept = append(kept, group)
 	}
 	p.retiring, p.kept = true, kept
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
@@ -89,12 +90,18 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 		// settled: the job's status is what the last pass wrote.
 		settled bool
 		pods    []*corev1.Pod
+		// podGroup: the job's gang PodGroup exists.
+		podGroup bool
 		// wantKept are the names retired with the job; nil: not retired.
 		wantKept []string
 	}{
 		"done: retired with the pod and services it keeps": {
 			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(keptChief()),
 			wantKept: []string{"j-chief-0", "service j-chief-0", "service j-worker-0", "service j-worker-1"},
+		},
+		"done, with the gang's PodGroup": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(keptChief()), podGroup: true,
+			wantKept: []string{"PodGroup j", "j-chief-0", "service j-chief-0", "service j-worker-0", "service j-worker-1"},
 		},
 		"done under cleanPodPolicy All: no pods or services left": {
 			job: job(kubeflowv1.CleanPodPolicyAll).obj(), settled: true,
@@ -125,6 +132,7 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obs := observe(tc.job, tc.pods...)
+			obs.hasPodGroup = tc.podGroup
 			if tc.job.Spec.RunPolicy.CleanPodPolicy != nil && *tc.job.Spec.RunPolicy.CleanPodPolicy == kubeflowv1.CleanPodPolicyAll {
 				obs.services = map[string]*corev1.Service{}
 			}
@@ -135,8 +143,11 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 			var kept []string
 			for _, obj := range p.kept {
 				name := obj.GetName()
-				if _, ok := obj.(*corev1.Service); ok {
+				switch obj.(type) {
+				case *corev1.Service:
 					name = "service " + name
+				case *schedulingv1beta1.PodGroup:
+					name = "PodGroup " + name
 				}
 				kept = append(kept, name)
 			}

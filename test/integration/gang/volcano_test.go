@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -68,5 +69,39 @@ func TestVolcanoGang(t *testing.T) {
 	}
 	if pod.Annotations["scheduling.k8s.io/group-name"] != "resnet" || pod.Spec.SchedulerName != "volcano" {
 		t.Errorf("Pod group annotation %q, schedulerName %q; want resnet and volcano", pod.Annotations["scheduling.k8s.io/group-name"], pod.Spec.SchedulerName)
+	}
+
+	// Once the job has succeeded and is retired, so is its PodGroup: the
+	// manager's cache holds neither any longer.
+	for _, name := range []string{"resnet-worker-0", "resnet-worker-1", "resnet-worker-2"} {
+		succeed(t, client.ObjectKey{Namespace: "gang", Name: name})
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, framework.Timeout, true, func(ctx context.Context) (bool, error) {
+		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return false, err
+		}
+		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
+			return false, err
+		}
+		return job.Labels[tfjob.RetiredLabel] == "Succeeded" && pg.GetLabels()[tfjob.RetiredLabel] == "true", nil
+	})
+	if err != nil {
+		t.Fatalf("Waiting for the job and its PodGroup to be retired: %v (job labels %v, PodGroup labels %v)", err, job.Labels, pg.GetLabels())
+	}
+}
+
+// succeed ends a pod's tensorflow container with exit code 0, as its
+// kubelet would.
+func succeed(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := apiServer.Client.Get(context.Background(), key, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Now()}}}}
+	if err := apiServer.Client.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
 	}
 }
