@@ -151,6 +151,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Gang:                  gang,
 		GangSchedulerName:     opts.GangSchedulerName,
 		StopNotice:            opts.StopNotice,
+		RetireAfter:           opts.RetireAfter,
 		Reclaim:               opts.Reclaim,
 		Progress:              store,
 		Reports:               access,

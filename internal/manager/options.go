@@ -35,6 +35,7 @@ type Options struct {
 	OfflinePriority         int32
 	GracePeriod             time.Duration
 	StopNotice              time.Duration
+	RetireAfter             time.Duration
 	GangSchedulerName       string
 	ColocationMetrics       bool
 	// Reclaim runs training in reclaimed capacity (see internal/reclaim).
@@ -73,6 +74,7 @@ func DefaultOptions() Options {
 		OfflinePriority:       colocation.DefaultOfflinePriority,
 		GracePeriod:           60 * time.Second,
 		StopNotice:            15 * time.Second,
+		RetireAfter:           10 * time.Minute,
 		GangSchedulerName:     "scheduler-plugins-scheduler",
 		ColocationMetrics:     true,
 		Reclaim:               true,
@@ -101,6 +103,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
 	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
 	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before stopping a running training pod itself (suspend, clean-up after the job) the operator annotates it with backfill.dev/stop-reason and backfill.dev/stop-at; 0 stops at once.")
+	fs.DurationVar(&o.RetireAfter, "retire-after", o.RetireAfter, "How long a finished TFJob without ttlSecondsAfterFinished stays in the manager's cache, and its per-job series on /metrics, before the operator retires it (label backfill.dev/retired): long enough for Prometheus to scrape its final state. Retired jobs cost the manager no memory; backfill_tfjobs still counts them. 0 retires a job as soon as it is done.")
 	fs.StringVar(&o.GangSchedulerName, "gang-scheduler-name", o.GangSchedulerName, "schedulerName of gang pods when the cluster's gang scheduler is scheduler-plugins (its scheduler's name in your cluster).")
 	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
@@ -165,6 +168,9 @@ func (o *Options) Validate() error {
 	}
 	if o.StopNotice < 0 || o.StopNotice > 10*time.Minute {
 		return fmt.Errorf("--stop-notice=%v: must be from 0 to 10m", o.StopNotice)
+	}
+	if o.RetireAfter < 0 {
+		return fmt.Errorf("--retire-after=%v: must be 0 or more, e.g. 10m", o.RetireAfter)
 	}
 	if o.GracePeriod < 0 || o.GracePeriod%time.Second != 0 {
 		return fmt.Errorf("--termination-grace-period=%v: must be whole seconds, 0 or more", o.GracePeriod)

@@ -108,6 +108,16 @@ func TestPacingFlags(t *testing.T) {
 	runFlagCases(t, cases)
 }
 
+// TestRetireAfterFlag: --retire-after is a duration of 0 or more.
+func TestRetireAfterFlag(t *testing.T) {
+	runFlagCases(t, map[string]flagCase{
+		"ten minutes by default": {},
+		"at once":                {args: []string{"--retire-after=0"}},
+		"an hour":                {args: []string{"--retire-after=1h"}},
+		"negative":               {args: []string{"--retire-after=-1m"}, wantErr: "--retire-after=-1m0s: must be 0 or more"},
+	})
+}
+
 // flagCase is a command line and the error Validate must give ("" for
 // none).
 type flagCase struct {

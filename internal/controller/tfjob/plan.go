@@ -89,6 +89,8 @@ type policy struct {
 	offlinePriorityClass string
 	// stopNotice is how long a pod the operator stops is told in advance.
 	stopNotice time.Duration
+	// retireAfter is how long a finished job stays before it is retired.
+	retireAfter time.Duration
 }
 
 // planPass decides one reconcile pass for a job, given what the cache holds
@@ -102,7 +104,7 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	p.decide(job, obs, now, pol)
 	p.retire(job, pol)
 	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
-	p.retireIfDone(job, obs, pol)
+	p.retireIfDone(job, obs, now, pol)
 	return p
 }
 

@@ -56,6 +56,9 @@ type Options struct {
 	// StopNotice is how long before stopping a running pod itself the
 	// operator tells the pod (see StopReasonAnnotation).
 	StopNotice time.Duration
+	// RetireAfter is how long a finished job stays in the cache once it is
+	// done (see RetiredLabel).
+	RetireAfter time.Duration
 	// Reclaim gives the pods of jobs that do not opt out batch resources
 	// in place of cpu and memory: they run in reclaimed capacity.
 	Reclaim bool
@@ -148,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice})
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice, retireAfter: r.opts.RetireAfter})
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {

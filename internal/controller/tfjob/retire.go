@@ -3,6 +3,7 @@ package tfjob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -46,9 +47,11 @@ func (p *plan) retire(job *kubeflowv1.TFJob, pol policy) {
 
 // retireIfDone retires a job that finished in an earlier pass when this
 // pass has nothing left to do for it: every pod it keeps has ended and is
-// released, so its status can no longer change. A job with
-// ttlSecondsAfterFinished stays until the TTL deletes it.
-func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed, pol policy) {
+// released, so its status can no longer change. It waits until the job
+// finished pol.retireAfter ago, so that Prometheus scrapes the job's final
+// state. A job with ttlSecondsAfterFinished stays until the TTL deletes
+// it.
+func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	if !isFinished(&job.Status) || job.Spec.RunPolicy.TTLSecondsAfterFinished != nil ||
 		!statusEqual(job.Status, p.status) || !p.idle() {
 		return
@@ -63,6 +66,10 @@ func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed, pol policy) {
 	}
 	for _, svc := range obs.services {
 		kept = append(kept, svc)
+	}
+	if wait := lastCondition(&job.Status).LastTransitionTime.Add(pol.retireAfter).Sub(now); wait > 0 {
+		p.requeueAt(wait)
+		return
 	}
 	if obs.hasPodGroup {
 		group := EmptyPodGroup(pol.gang)

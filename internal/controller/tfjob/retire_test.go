@@ -92,6 +92,8 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 		pods    []*corev1.Pod
 		// podGroup: the job's gang PodGroup exists.
 		podGroup bool
+		// retireAfter is the policy's; wantRequeue the wait it asks for.
+		retireAfter, wantRequeue time.Duration
 		// wantKept are the names retired with the job; nil: not retired.
 		wantKept []string
 	}{
@@ -121,8 +123,17 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true,
 			pods: podList(keptChief(), released(runningPod(Worker, 0))),
 		},
+		"finished a minute ago, kept for ten: back in nine": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(keptChief()),
+			retireAfter: 10 * time.Minute, wantRequeue: 9 * time.Minute,
+		},
+		"finished a minute ago, kept for one: retired": {
+			job: job(kubeflowv1.CleanPodPolicyNone).obj(), settled: true, pods: podList(keptChief()),
+			retireAfter: time.Minute, wantKept: []string{"j-chief-0", "service j-chief-0", "service j-worker-0", "service j-worker-1"},
+		},
 		"ttlSecondsAfterFinished: the TTL deletes it instead": {
 			job: job(kubeflowv1.CleanPodPolicyNone).ttl(3600).obj(), settled: true, pods: podList(keptChief()),
+			wantRequeue: 59 * time.Minute,
 		},
 		"a job still running": {
 			job:     makeJob("j").replicas(Chief, 1, Never).cleanPodPolicy(kubeflowv1.CleanPodPolicyNone).obj(),
@@ -136,10 +147,15 @@ func TestPlanPassRetiresDoneJobs(t *testing.T) {
 			if tc.job.Spec.RunPolicy.CleanPodPolicy != nil && *tc.job.Spec.RunPolicy.CleanPodPolicy == kubeflowv1.CleanPodPolicyAll {
 				obs.services = map[string]*corev1.Service{}
 			}
+			pol := defaultPolicy
+			pol.retireAfter = tc.retireAfter
 			if tc.settled {
-				tc.job.Status = planPass(tc.job, obs, testNow, defaultPolicy).status
+				tc.job.Status = planPass(tc.job, obs, testNow, pol).status
 			}
-			p := planPass(tc.job, obs, testNow, defaultPolicy)
+			p := planPass(tc.job, obs, testNow, pol)
+			if p.requeueAfter != tc.wantRequeue {
+				t.Errorf("requeueAfter = %v, want %v", p.requeueAfter, tc.wantRequeue)
+			}
 			var kept []string
 			for _, obj := range p.kept {
 				name := obj.GetName()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,8 +73,9 @@ func TestVolcanoGang(t *testing.T) {
 	}
 
 	// Once the job has succeeded and is retired, so is its PodGroup: the
-	// manager's cache holds neither any longer.
-	for _, name := range []string{"resnet-worker-0", "resnet-worker-1", "resnet-worker-2"} {
+	// manager's cache holds neither any longer. Worker 0 ends last: its
+	// success ends the job.
+	for _, name := range []string{"resnet-worker-2", "resnet-worker-1", "resnet-worker-0"} {
 		succeed(t, client.ObjectKey{Namespace: "gang", Name: name})
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, framework.Timeout, true, func(ctx context.Context) (bool, error) {
@@ -91,17 +93,20 @@ func TestVolcanoGang(t *testing.T) {
 }
 
 // succeed ends a pod's tensorflow container with exit code 0, as its
-// kubelet would.
+// kubelet would, again if the operator wrote the pod in between.
 func succeed(t *testing.T, key client.ObjectKey) {
 	t.Helper()
-	pod := &corev1.Pod{}
-	if err := apiServer.Client.Get(context.Background(), key, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Now()}}}}
-	if err := apiServer.Client.Status().Update(context.Background(), pod); err != nil {
-		t.Fatal(err)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := apiServer.Client.Get(context.Background(), key, pod); err != nil {
+			return err
+		}
+		pod.Status.Phase = corev1.PodSucceeded
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Now()}}}}
+		return apiServer.Client.Status().Update(context.Background(), pod)
+	})
+	if err != nil {
+		t.Fatalf("Ending pod %s: %v", key.Name, err)
 	}
 }

@@ -63,6 +63,7 @@ func run(m *testing.M) int {
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = fmt.Sprintf("127.0.0.1:%d", port), "0"
 	opts.StopNotice = stopNotice
+	opts.RetireAfter = 0 // retire finished jobs at once, for TestRetire
 	done := make(chan error, 1)
 	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
 	defer func() {
