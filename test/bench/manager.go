@@ -80,6 +80,10 @@ type usage struct {
 	cpuSeconds float64 // utime + stime since start
 	peakRSS    int64   // VmHWM, bytes
 	rss        int64   // VmRSS, bytes
+	// anonRSS is RssAnon, bytes: the RSS but the pages of files (mostly
+	// the binary's own code), which the kernel can drop and read again;
+	// a container's limit cannot.
+	anonRSS int64
 }
 
 // usage reads /proc/<pid>/stat and /proc/<pid>/status of the manager.
@@ -108,6 +112,8 @@ func (m *manager) usage() (usage, error) {
 			u.peakRSS = kb << 10
 		case "VmRSS":
 			u.rss = kb << 10
+		case "RssAnon":
+			u.anonRSS = kb << 10
 		}
 	}
 	return u, nil

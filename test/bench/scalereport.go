@@ -127,7 +127,7 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 		}
 		row(fmt.Sprintf("memory: a fresh manager, %d running TFJobs on %d nodes + %d finished (%d pods in the cluster)", p.jobs-p.finished, r.nodes, p.finished, p.pods), "")
 		row("  caught up and quiet (5 s) after", secs(p.settled))
-		row("  peak RSS (VmHWM) / RSS when quiet / Go heap in use", fmt.Sprintf("%.0f MiB / %.0f MiB / %.0f MiB", float64(p.usage.peakRSS)/mib, float64(p.usage.rss)/mib, p.heapInUse/mib))
+		row("  peak RSS (VmHWM) / RSS when quiet (anonymous) / Go heap in use", fmt.Sprintf("%.0f MiB / %.0f MiB (%.0f MiB) / %.0f MiB", float64(p.usage.peakRSS)/mib, float64(p.usage.rss)/mib, float64(p.usage.anonRSS)/mib, p.heapInUse/mib))
 		row("  live Go heap after a garbage collection (heap profile)", fmt.Sprintf("%.0f MiB", float64(p.liveHeap)/mib))
 		row("  CPU until quiet / writes for the jobs (must be 0)", fmt.Sprintf("%.1f s / %.0f", p.usage.cpuSeconds, p.writes))
 	}
