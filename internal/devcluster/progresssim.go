@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -39,6 +40,7 @@ const (
 	simStepsPerSecond  = 10
 	simReportEvery     = 10 * time.Second
 	simCheckpointDelay = 2 * time.Second // a save on notice takes this long
+	simReportTimeout   = 5 * time.Second // one pod's token and report
 	// simTokenSeconds is the shortest life TokenRequest grants.
 	simTokenSeconds = 600
 )
@@ -86,7 +88,8 @@ func reportProgress(ctx context.Context, cs kubernetes.Interface, dyn dynamic.In
 }
 
 // pass reports for every running reporting pod whose report is due, and
-// forgets pods that are gone.
+// forgets pods that are gone. Each pod reports on its own, as its training
+// code would: a slow answer to one never delays another's checkpoint.
 func (r *progressReporter) pass(ctx context.Context, pods []corev1.Pod, now time.Time) {
 	// A notice to any replica is the job's: its replicas save together
 	// (as TensorFlow's PreemptionCheckpointHandler does), the reporting
@@ -97,26 +100,42 @@ func (r *progressReporter) pass(ctx context.Context, pods []corev1.Pod, now time
 			noticed[pods[i].Namespace+"/"+pods[i].Labels[kubeflowv1.JobNameLabel]] = true
 		}
 	}
-	seen := map[types.UID]bool{}
+	type result struct {
+		run   *reportingRun
+		known bool // false while the pod's job could not be read
+	}
+	results := make([]result, len(pods))
+	var wg sync.WaitGroup
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil || pod.Status.StartTime == nil {
 			continue
 		}
-		run := r.runs[pod.UID]
-		if run == nil {
-			var err error
-			if run, err = r.start(ctx, pod); err != nil || run == nil {
-				continue
-			}
-			r.runs[pod.UID] = run
+		run, known := r.runs[pod.UID]
+		if known && run == nil {
+			results[i] = result{known: true} // a replica that does not report
+			continue
 		}
-		seen[pod.UID] = true
-		r.report(ctx, pod, run, noticed[pod.Namespace+"/"+pod.Labels[kubeflowv1.JobNameLabel]], now)
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, simReportTimeout)
+			defer cancel()
+			if run == nil {
+				var err error
+				if run, err = r.start(ctx, pod); err != nil {
+					return
+				}
+			}
+			results[i] = result{run: run, known: true}
+			if run != nil {
+				r.report(ctx, pod, run, noticed[pod.Namespace+"/"+pod.Labels[kubeflowv1.JobNameLabel]], now)
+			}
+		})
 	}
-	for uid := range r.runs {
-		if !seen[uid] {
-			delete(r.runs, uid)
+	wg.Wait()
+	r.runs = map[types.UID]*reportingRun{}
+	for i, res := range results {
+		if res.known {
+			r.runs[pods[i].UID] = res.run
 		}
 	}
 }
@@ -125,7 +144,7 @@ func (r *progressReporter) pass(ctx context.Context, pods []corev1.Pod, now time
 // checkpoint; nil for a pod that does not report.
 func (r *progressReporter) start(ctx context.Context, pod *corev1.Pod) (*reportingRun, error) {
 	url, ca := reportEnv(pod)
-	if url == "" {
+	if url == "" || pod.Labels[kubeflowv1.ReplicaIndexLabel] != "0" {
 		return nil, nil
 	}
 	u, err := r.dyn.Resource(kubeflowv1.GroupVersion.WithResource("tfjobs")).Namespace(pod.Namespace).
