@@ -154,12 +154,8 @@ func (in *injector) pass(ctx context.Context) {
 	}
 	in.mu.Unlock()
 	for _, inj := range todo {
-		life, ok := in.watch.first(inj.replica)
-		if !ok || !life.live() || life.last.DeletionTimestamp != nil {
-			continue
-		}
-		pod := life.last
-		if inj.evict && pod.Status.Phase != corev1.PodRunning {
+		pod, ok := in.target(inj)
+		if !ok {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -173,6 +169,32 @@ func (in *injector) pass(ctx context.Context) {
 		}
 		in.mu.Unlock()
 	}
+}
+
+// target is the pod that takes inj now, if there is one.
+func (in *injector) target(inj *injection) (*corev1.Pod, bool) {
+	life, ok := in.watch.first(inj.replica)
+	if !ok || !life.live() || life.last.DeletionTimestamp != nil {
+		return nil, false
+	}
+	if inj.evict && life.last.Status.Phase != corev1.PodRunning {
+		return nil, false
+	}
+	return life.last, true
+}
+
+// due says whether a fault not done yet has its pod there to take it. A
+// control-plane restart waits until none is: a pod that ends while the
+// apiserver is down would never get its fault.
+func (in *injector) due() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, inj := range in.pending {
+		if _, ok := in.target(inj); ok && !inj.done {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *injector) apply(ctx context.Context, inj *injection, pod *corev1.Pod) error {

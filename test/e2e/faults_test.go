@@ -76,6 +76,12 @@ func TestFaultsControlPlaneRestarted(t *testing.T) {
 	r.createJobs()
 	restarts := faultsInBackground(t, func(ctx context.Context) (int, error) {
 		return faultLoop(ctx, r.rng, 8*time.Second, 15*time.Second, 2, func(n int, after time.Duration) error {
+			err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+				return !r.inject.due(), nil
+			})
+			if err != nil {
+				return fmt.Errorf("waiting until no fault is due: %w", err)
+			}
 			progress := r.finishedNow()
 			down, err := restartControlPlane(ctx, r.dc)
 			if err != nil {
