@@ -4,25 +4,32 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/backfill-dev/backfill/internal/manager"
 )
 
 // kubeFlags are kubectl's connection flags (--kubeconfig, --context,
-// -n/--namespace, --server, --token, …), so that the commands behave as
-// kubectl does when run as the plugin `kubectl backfill`.
+// -n/--namespace, -s/--server, --token, …), so that the commands behave as
+// kubectl does when run as the plugin `kubectl backfill`. They are
+// client-go's own, not kubectl's library: that one links kustomize and
+// Go's plugin loader, which keep every symbol of the binary.
 type kubeFlags struct {
-	config *genericclioptions.ConfigFlags
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides clientcmd.ConfigOverrides
 }
 
 // addKubeFlags adds kubectl's connection flags to cmd.
 func addKubeFlags(cmd *cobra.Command) *kubeFlags {
-	k := &kubeFlags{config: genericclioptions.NewConfigFlags(true)}
-	k.config.AddFlags(cmd.Flags())
+	k := &kubeFlags{rules: clientcmd.NewDefaultClientConfigLoadingRules()}
+	fs := cmd.Flags()
+	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	names.ClusterOverrideFlags.APIServer.ShortName = "s"
+	clientcmd.BindOverrideFlags(&k.overrides, fs, names)
 	return k
 }
 
@@ -40,11 +47,12 @@ type kube struct {
 
 // connect builds the clients; it talks to no server yet.
 func (k *kubeFlags) connect() (*kube, error) {
-	cfg, err := k.config.ToRESTConfig()
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, &k.overrides)
+	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	ns, _, err := k.config.ToRawKubeConfigLoader().Namespace()
+	ns, _, err := loader.Namespace()
 	if err != nil {
 		return nil, fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
