@@ -12,6 +12,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/intern"
 )
 
 // Resource is a resource the summaries count, with the value of the
@@ -90,12 +91,14 @@ func summarisePod(offlineClass string) toolscache.TransformFunc {
 // PodSummary is what the view keeps of pod.
 func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	// The strings many pods share are interned; names and UIDs are each
+	// pod's own.
 	s := &Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, DeletionTimestamp: pod.DeletionTimestamp},
-		Node:       pod.Spec.NodeName,
-		Phase:      pod.Status.Phase,
+		ObjectMeta: metav1.ObjectMeta{Namespace: intern.String(pod.Namespace), Name: pod.Name, UID: pod.UID, DeletionTimestamp: pod.DeletionTimestamp},
+		Node:       intern.String(pod.Spec.NodeName),
+		Phase:      corev1.PodPhase(intern.String(string(pod.Status.Phase))),
 		Tier:       colocation.PodTier(pod, offlineClass),
-		QOS:        pod.Status.QOSClass,
+		QOS:        corev1.PodQOSClass(intern.String(string(pod.Status.QOSClass))),
 		Requests:   amountsOf(requests),
 		Limits:     amountsOf(resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})),
 		Batch:      colocation.BatchOf(requests),
@@ -107,17 +110,17 @@ func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 		s.Started = pod.Status.StartTime.Time
 	}
 	if reason, ok := pod.Annotations[colocation.StopReasonAnnotation]; ok {
-		s.StopReason = reason
+		s.StopReason = intern.String(reason)
 		s.StopAt, _ = time.Parse(time.RFC3339, pod.Annotations[colocation.StopAtAnnotation])
 	}
 	if s.Tier != colocation.TierOffline {
 		return s
 	}
 	if name, ok := colocation.ControllingTFJob(pod); ok {
-		s.TFJob = name
+		s.TFJob = intern.String(name)
 	}
 	if rtype, ok := pod.Labels[kubeflowv1.ReplicaTypeLabel]; ok {
-		s.ReplicaType = rtype
+		s.ReplicaType = intern.String(rtype)
 	}
 	return s
 }

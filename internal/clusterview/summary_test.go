@@ -133,9 +133,10 @@ func BenchmarkSlimPodMemory(b *testing.B) {
 	transform := summarisePod(colocation.DefaultOfflinePriorityClass)
 	var full, slim uint64
 	for b.Loop() {
-		full += heaptest.PerObject(b, pods, func(i int) any { return realisticPod(i) })
+		pod := func(i int) *corev1.Pod { return heaptest.FromWire(b, realisticPod(i), &corev1.Pod{}) }
+		full += heaptest.PerObject(b, pods, func(i int) any { return pod(i) })
 		slim += heaptest.PerObject(b, pods, func(i int) any {
-			s, err := transform(realisticPod(i))
+			s, err := transform(pod(i))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -35,3 +35,17 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// FromWire is obj encoded and decoded again as protobuf into into: every
+// string in its own allocation, as an informer holds a decoded object.
+func FromWire[P interface{ Unmarshal([]byte) error }](tb testing.TB, obj interface{ Marshal() ([]byte, error) }, into P) P {
+	tb.Helper()
+	data, err := obj.Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := into.Unmarshal(data); err != nil {
+		tb.Fatal(err)
+	}
+	return into
+}

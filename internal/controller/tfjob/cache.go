@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/intern"
 )
 
 // The manager's cache holds every pod and service the operator owns, so
@@ -63,6 +64,7 @@ func SlimService(obj any) (any, error) {
 
 func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	m.ManagedFields = nil
+	intern.Meta(&m)
 	return m
 }
 

@@ -100,8 +100,9 @@ func TestSlimPodKeepsWhatTheOperatorReads(t *testing.T) {
 }
 
 // BenchmarkCachedPodMemory measures the heap an informer store holds per
-// replica pod: as the cache kept it before (managed fields stripped) and
-// slim, and reports both as bytes/pod:
+// replica pod and service, decoded from protobuf as the informer gets
+// them: as the cache kept them before (managed fields stripped) and slim,
+// and reports both as bytes/pod and bytes/service:
 //
 //	go test -run '^$' -bench CachedPodMemory ./internal/controller/tfjob/
 //
@@ -112,13 +113,14 @@ func BenchmarkCachedPodMemory(b *testing.B) {
 	var before, slim, svcBefore, svcSlim uint64
 	job := makeJob("mnist").replicas(Worker, 4, ExitCode).obj()
 	for b.Loop() {
-		before += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, cachedPod(b, i)) })
-		slim += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, SlimPod, cachedPod(b, i)) })
+		pod := func(i int) *corev1.Pod { return heaptest.FromWire(b, cachedPod(b, i), &corev1.Pod{}) }
+		before += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, pod(i)) })
+		slim += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, SlimPod, pod(i)) })
 		svc := func(i int) *corev1.Service {
 			s := serviceFor(job, Worker, i%4)
 			s.Name = fmt.Sprintf("%s-%d", s.Name, i)
 			s.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "backfill-manager", Operation: "Update", FieldsV1: metav1.NewFieldsV1(string(make([]byte, 600)))}}
-			return s
+			return heaptest.FromWire(b, s, &corev1.Service{})
 		}
 		svcBefore += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, strip, svc(i)) })
 		svcSlim += heaptest.PerObject(b, pods, func(i int) any { return transformed(b, SlimService, svc(i)) })
