@@ -13,7 +13,7 @@ import (
 // decodedMeta is metadata whose every string is its own allocation, as
 // a decoder leaves it.
 func decodedMeta(name string) *metav1.ObjectMeta {
-	own := func(s string) string { return strings.Clone(s) }
+	own := strings.Clone
 	return &metav1.ObjectMeta{
 		Name: own(name), Namespace: own("team-a"), UID: types.UID("uid-" + name),
 		Labels:          map[string]string{own("training.kubeflow.org/job-name"): own("mnist")},
