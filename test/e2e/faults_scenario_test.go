@@ -190,7 +190,10 @@ func (in *injector) due() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, inj := range in.pending {
-		if _, ok := in.target(inj); ok && !inj.done {
+		if inj.done {
+			continue
+		}
+		if _, ok := in.target(inj); ok {
 			return true
 		}
 	}
