@@ -170,6 +170,10 @@ BENCH_FLAGS ?=
 bench: $(CONTROL_PLANE) $(SIM_TOOLS) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory", "-scale" or "-reclaim-scale" for the other runs).
 	go run ./test/bench $(BENCH_FLAGS)
 
+.PHONY: pod-shape
+pod-shape: ## Print what the kubelet's own code makes of a TFJob pod's shapes: QoS, CPU weight and quota, memory limit, OOM score.
+	cd hack/tools/kubernetes && go run ./podshape
+
 .PHONY: bench-reclaim
 bench-reclaim: ## Simulate 100 nodes for 7 days: utilisation vs online harm of priority only, Koordinator and backfill's reclaim; writes docs/images/reclaim-day.png.
 	go run ./test/bench/reclaim $(BENCH_FLAGS)

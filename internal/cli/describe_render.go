@@ -61,7 +61,7 @@ func capacityInWords(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
 	for i := range pods {
 		if _, ok := pods[i].Annotations[colocation.OriginalResourcesAnnotation]; ok {
 			return "reclaimed: pods request " + string(colocation.ResourceBatchCPU) + " and " + string(colocation.ResourceBatchMemory) +
-				" in place of the cpu and memory below (kept on each pod in " + colocation.OriginalResourcesAnnotation + ")"
+				" in place of the cpu and memory requests below, which the templates' limits bound (kept on each pod in " + colocation.OriginalResourcesAnnotation + ")"
 		}
 	}
 	return "requested: the pods were created with cpu and memory requests (before reclaimed capacity was on, or the manager runs with --reclaim=false)"

@@ -53,29 +53,34 @@ func OnReclaimedCapacity(annotations map[string]string) bool {
 // container of spec to ResourceBatchCPU and ResourceBatchMemory, request
 // equal to limit as Kubernetes requires of extended resources. The amount
 // is the request, or the limit where only a limit is set (Kubernetes
-// defaults the request to it). GPUs and other resources stay. It returns
-// the original resources as the value of OriginalResourcesAnnotation, or
-// "" when nothing moved. A spec with pod-level cpu or memory resources is
-// left alone: extended resources have no pod-level form.
-func ToBatchResources(spec *corev1.PodSpec) (string, error) {
+// defaults the request to it). GPUs and other resources stay. Every
+// container keeps explicit cpu and memory requests of 0 and the
+// template's limits (reclaimedCPUAndMemory), so that ResourceQuotas and
+// LimitRanges (rules) admit the pod and nothing but the batch resources
+// is counted twice. It returns the original resources as the value of
+// OriginalResourcesAnnotation, or "" when nothing moved. A spec with
+// pod-level cpu or memory resources is left alone: extended resources
+// have no pod-level form.
+func ToBatchResources(spec *corev1.PodSpec, rules ContainerRules) (string, error) {
 	if r := spec.Resources; r != nil && (hasCPUOrMemory(r.Requests) || hasCPUOrMemory(r.Limits)) {
 		return "", nil
 	}
 	original := map[string]corev1.ResourceRequirements{}
-	move := func(containers []corev1.Container) {
-		for i := range containers {
-			c := &containers[i]
-			if !hasCPUOrMemory(c.Resources.Requests) && !hasCPUOrMemory(c.Resources.Limits) {
-				continue
+	all := [][]corev1.Container{spec.InitContainers, spec.Containers}
+	for _, containers := range all {
+		for _, c := range containers {
+			if hasCPUOrMemory(c.Resources.Requests) || hasCPUOrMemory(c.Resources.Limits) {
+				original[c.Name] = cpuAndMemory(c.Resources)
 			}
-			original[c.Name] = cpuAndMemory(c.Resources)
-			c.Resources = batchResources(c.Resources)
 		}
 	}
-	move(spec.InitContainers)
-	move(spec.Containers)
 	if len(original) == 0 {
 		return "", nil
+	}
+	for _, containers := range all {
+		for i := range containers {
+			containers[i].Resources = reclaimedResources(containers[i].Resources, rules)
+		}
 	}
 	data, err := json.Marshal(original)
 	if err != nil {
@@ -84,9 +89,9 @@ func ToBatchResources(spec *corev1.PodSpec) (string, error) {
 	return string(data), nil
 }
 
-// batchResources is r with cpu and memory replaced by their batch
-// resources.
-func batchResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+// reclaimedResources is r on reclaimed capacity: its cpu and memory as
+// batch resources, beside the cpu and memory reclaimedCPUAndMemory keeps.
+func reclaimedResources(r corev1.ResourceRequirements, rules ContainerRules) corev1.ResourceRequirements {
 	out := corev1.ResourceRequirements{Requests: withoutCPUOrMemory(r.Requests), Limits: withoutCPUOrMemory(r.Limits), Claims: r.Claims}
 	if q, ok := requestOrLimit(r, corev1.ResourceCPU); ok {
 		batch := *resource.NewQuantity(q.MilliValue(), resource.DecimalSI)
@@ -95,6 +100,16 @@ func batchResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 	if q, ok := requestOrLimit(r, corev1.ResourceMemory); ok {
 		batch := *resource.NewQuantity(q.Value(), resource.BinarySI)
 		out.Requests[ResourceBatchMemory], out.Limits[ResourceBatchMemory] = batch, batch
+	}
+	kept := reclaimedCPUAndMemory(r, rules)
+	for name, q := range kept.Requests {
+		out.Requests[name] = q
+	}
+	for name, q := range kept.Limits {
+		out.Limits[name] = q
+	}
+	if len(out.Limits) == 0 {
+		out.Limits = nil
 	}
 	return out
 }

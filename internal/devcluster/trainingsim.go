@@ -91,21 +91,22 @@ func simulationHints(pod *corev1.Pod, runFor time.Duration) map[string]string {
 }
 
 // requests are the CPU and memory the tensorflow container asks for, as
-// cpu and memory or as reclaimed capacity (milli-CPU and bytes).
+// reclaimed capacity (milli-CPU and bytes; its cpu and memory requests
+// are then 0) or as cpu and memory.
 func requests(pod *corev1.Pod) (cpu, mem string) {
 	for _, c := range pod.Spec.Containers {
 		if c.Name != kubeflowv1.ContainerName {
 			continue
 		}
 		r := c.Resources.Requests
-		if q, ok := r[corev1.ResourceCPU]; ok {
-			cpu = q.String()
-		} else if q, ok := r[colocation.ResourceBatchCPU]; ok {
+		if q, ok := r[colocation.ResourceBatchCPU]; ok {
 			cpu = resource.NewMilliQuantity(q.Value(), resource.DecimalSI).String()
+		} else if q, ok := r[corev1.ResourceCPU]; ok {
+			cpu = q.String()
 		}
-		if q, ok := r[corev1.ResourceMemory]; ok {
+		if q, ok := r[colocation.ResourceBatchMemory]; ok {
 			mem = q.String()
-		} else if q, ok := r[colocation.ResourceBatchMemory]; ok {
+		} else if q, ok := r[corev1.ResourceMemory]; ok {
 			mem = q.String()
 		}
 	}

@@ -27,6 +27,12 @@ package manager
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 //
+// A reclaimed pod's cpu and memory requests and limits are shaped so that
+// the namespace's LimitRanges admit it (colocation.ContainerRulesOf).
+// +kubebuilder:rbac:groups="",resources=limitranges,verbs=get;list;watch
+// A ResourceQuota that frees room wakes the jobs whose pods it refused.
+// +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch
+//
 // Usage for reclaimed capacity with --reclaim-usage-source=metrics-api.
 // +kubebuilder:rbac:groups=metrics.k8s.io,resources=nodes;pods,verbs=get;list
 //

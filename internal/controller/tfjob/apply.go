@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
@@ -82,6 +83,13 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	if p.gangPods {
 		opts.podGroup = job.Name
 		opts.gang, opts.gangSchedulerName = r.opts.Gang, r.opts.GangSchedulerName
+	}
+	if len(p.createPods) > 0 && opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
+		rules, err := r.containerRules(ctx, job.Namespace)
+		if err != nil {
+			return pend, err
+		}
+		opts.rules = rules
 	}
 	for _, id := range p.createPods {
 		pod, err := podFor(job, id.rtype, id.index, opts)

@@ -24,8 +24,9 @@ type podOptions struct {
 	gang              colocation.GangScheduler
 	gangSchedulerName string
 	// reclaim moves the pods' cpu and memory to reclaimed capacity, unless
-	// the job opts out.
+	// the job opts out, shaped for the namespace's LimitRanges (rules).
 	reclaim bool
+	rules   colocation.ContainerRules
 	// reports, when set, lets the tensorflow container report progress.
 	reports *ReportAccess
 }
@@ -69,7 +70,7 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 	}
 	joinGang(pod, opts)
 	if opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
-		original, err := colocation.ToBatchResources(&pod.Spec)
+		original, err := colocation.ToBatchResources(&pod.Spec, opts.rules)
 		if err != nil {
 			return nil, err
 		}

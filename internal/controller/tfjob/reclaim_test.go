@@ -17,10 +17,23 @@ func TestPodForReclaimedCapacity(t *testing.T) {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), "nvidia.com/gpu": resource.MustParse("1")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": resource.MustParse("1")},
 	}
-	batch := corev1.ResourceList{
-		colocation.ResourceBatchCPU:    resource.MustParse("2000"),
-		colocation.ResourceBatchMemory: resource.MustParse("4Gi"),
-		"nvidia.com/gpu":               resource.MustParse("1"),
+	// Batch resources for the scheduler, cpu and memory requests of 0
+	// (counted by nothing, present for quotas) and the template's limits.
+	reclaimed := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			colocation.ResourceBatchCPU:    resource.MustParse("2000"),
+			colocation.ResourceBatchMemory: resource.MustParse("4Gi"),
+			corev1.ResourceCPU:             resource.MustParse("0"),
+			corev1.ResourceMemory:          resource.MustParse("0"),
+			"nvidia.com/gpu":               resource.MustParse("1"),
+		},
+		Limits: corev1.ResourceList{
+			colocation.ResourceBatchCPU:    resource.MustParse("2000"),
+			colocation.ResourceBatchMemory: resource.MustParse("4Gi"),
+			corev1.ResourceCPU:             resource.MustParse("4"),
+			corev1.ResourceMemory:          resource.MustParse("8Gi"),
+			"nvidia.com/gpu":               resource.MustParse("1"),
+		},
 	}
 	cases := map[string]struct {
 		reclaim      bool
@@ -28,14 +41,14 @@ func TestPodForReclaimedCapacity(t *testing.T) {
 		want         corev1.ResourceRequirements
 		wantOriginal bool
 	}{
-		"reclaimed capacity: batch resources in place of cpu and memory, GPUs kept": {
-			reclaim: true, want: corev1.ResourceRequirements{Requests: batch, Limits: batch}, wantOriginal: true,
+		"reclaimed capacity: batch resources in place of cpu and memory requests, limits and GPUs kept": {
+			reclaim: true, want: reclaimed, wantOriginal: true,
 		},
 		"the job opts out": {
 			reclaim: true, annotation: colocation.CapacityRequested, want: asked,
 		},
 		"the job asks for it by name": {
-			reclaim: true, annotation: colocation.CapacityReclaimed, want: corev1.ResourceRequirements{Requests: batch, Limits: batch}, wantOriginal: true,
+			reclaim: true, annotation: colocation.CapacityReclaimed, want: reclaimed, wantOriginal: true,
 		},
 		"the manager runs without reclaim": {
 			want: asked,
@@ -52,7 +65,8 @@ func TestPodForReclaimedCapacity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, pod.Spec.Containers[0].Resources); diff != "" {
+			byValue := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+			if diff := cmp.Diff(tc.want, pod.Spec.Containers[0].Resources, byValue); diff != "" {
 				t.Errorf("resources (-want +got):\n%s", diff)
 			}
 			original, err := colocation.OriginalResources(pod.Annotations)

@@ -70,8 +70,9 @@ func run(m *testing.M) (code int) {
 	}
 	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
 	// The disruption controller keeps PodDisruptionBudgets' status, which
-	// the Eviction API reads.
-	kcm, err := apiServer.StartControllerManager(suite.Logs, "garbage-collector-controller,disruption-controller")
+	// the Eviction API reads; the quota controller ResourceQuotas', without
+	// which the apiserver admits no pod in their namespace.
+	kcm, err := apiServer.StartControllerManager(suite.Logs, "garbage-collector-controller,disruption-controller,resourcequota-controller")
 	if err != nil {
 		return suite.Fail(err)
 	}

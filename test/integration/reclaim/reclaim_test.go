@@ -180,8 +180,8 @@ func checkOnReclaimedCapacity(t *testing.T, job string) {
 	}
 	for _, p := range pods {
 		r := p.Spec.Containers[0].Resources
-		if _, ok := r.Requests[corev1.ResourceCPU]; ok {
-			t.Errorf("pod %s requests cpu %v: want batch-cpu instead", p.Name, r.Requests)
+		if q := r.Requests[corev1.ResourceCPU]; !q.IsZero() {
+			t.Errorf("pod %s requests cpu %s: want 0, and batch-cpu instead", p.Name, q.String())
 		}
 		if got := r.Requests[colocation.ResourceBatchCPU]; got.Value() != 3000 {
 			t.Errorf("pod %s requests batch-cpu %s, want 3000", p.Name, got.String())
@@ -189,8 +189,9 @@ func checkOnReclaimedCapacity(t *testing.T, job string) {
 		if p.Annotations[colocation.OriginalResourcesAnnotation] == "" {
 			t.Errorf("pod %s has no %s annotation", p.Name, colocation.OriginalResourcesAnnotation)
 		}
-		if p.Status.QOSClass != corev1.PodQOSBestEffort {
-			t.Errorf("pod %s is %s, want BestEffort", p.Name, p.Status.QOSClass)
+		// The template's limits hold, with requests of 0.
+		if p.Status.QOSClass != corev1.PodQOSBurstable {
+			t.Errorf("pod %s is %s, want Burstable", p.Name, p.Status.QOSClass)
 		}
 	}
 }
