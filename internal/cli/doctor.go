@@ -39,8 +39,12 @@ controller (Kubeflow's training-operator or tf-operator) beside it; TFJobs
 that ask for a Kueue queue Kueue does not manage, or that Kueue keeps
 waiting, and why; pods pending for lack of GPU, CPU or memory,
 or of reclaimed capacity (backfill.dev/batch-cpu, batch-memory) and why
-the nodes publish so little, on a ResourceQuota, a LimitRange or a missing
-PriorityClass; an offline priority that is not below online pods; nodes
+the nodes publish so little, or on a missing PriorityClass; pods the
+apiserver refuses to create, naming the ResourceQuota or LimitRange and
+its rule (reckoned with what the pods really request: on reclaimed
+capacity cpu and memory requests of 0, the templates' limits and the
+batch resources), or quoting any other refusal; an offline priority that
+is not below online pods; nodes
 without nvidia.com/gpu; nodes whose reclaimed capacity is frozen on stale
 usage; crash-looping containers and the known errors in their logs; and,
 with --prometheus-url, scrape targets down and dashboards without data.

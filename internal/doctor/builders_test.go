@@ -90,6 +90,12 @@ func (b *jobBuilder) workers(n int32, requests ...string) *jobBuilder {
 	return b
 }
 
+// workerResources sets the worker container's requests and limits apart.
+func (b *jobBuilder) workerResources(requests, limits corev1.ResourceList) *jobBuilder {
+	b.job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: requests, Limits: limits}
+	return b
+}
+
 func (b *jobBuilder) priorityClass(name string) *jobBuilder {
 	b.job.Spec.RunPolicy.SchedulingPolicy = &kubeflowv1.SchedulingPolicy{PriorityClass: name}
 	return b

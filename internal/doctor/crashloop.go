@@ -38,10 +38,6 @@ var knownErrors = []knownError{
 	},
 }
 
-// oomKilledFix is the fix for a container the kernel killed at its
-// memory limit.
-const oomKilledFix = "raise the container's resources.limits.memory (and requests.memory), or lower what training holds in memory: batch size, shuffle buffer, prefetch"
-
 // checkCrashLoop finds the pods of the jobs in scope whose containers
 // crash-loop, were killed for memory, or failed, and says why when their
 // log tail shows a known error. It is a FAIL for active jobs; for a job
@@ -83,8 +79,9 @@ func podCrashFinding(s *Snapshot, j *kubeflowv1.TFJob, p *corev1.Pod) (Result, b
 			Fix:     fmt.Sprintf("read why: kubectl logs -n %s %s -c %s --previous", p.Namespace, p.Name, cs.Name),
 		}
 		if oomKilled(cs) {
-			r.Finding += "; it was OOMKilled at its memory limit"
-			r.Fix = oomKilledFix
+			why, fix := oomKilledAt(p, cs.Name)
+			r.Finding += "; " + why
+			r.Fix = fix
 		}
 		log, read := s.Logs[logKey(p.Namespace, p.Name, cs.Name)]
 		if k := matchKnownError(log); k != nil {

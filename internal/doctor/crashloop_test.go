@@ -7,15 +7,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 func TestCheckCrashLoop(t *testing.T) {
 	job := makeJob("mnist").workers(1).obj()
-	oomKilled := jobPod(job, "mnist-worker-0").on("n1").obj()
-	oomKilled.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: "tensorflow", RestartCount: 2,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
-	}}
+	// oomKilled is a pod whose container the kernel killed, with these
+	// resources, on reclaimed capacity or not.
+	oomKilled := func(reclaimed bool, requests, limits corev1.ResourceList) corev1.Pod {
+		p := jobPod(job, "mnist-worker-0").on("n1").obj()
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: requests, Limits: limits}
+		if reclaimed {
+			if _, err := colocation.ToBatchResources(&p.Spec, colocation.ContainerRulesOf(nil)); err != nil {
+				t.Fatal(err)
+			}
+			p.Annotations = map[string]string{colocation.OriginalResourcesAnnotation: "{}"}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "tensorflow", RestartCount: 2,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
+		}}
+		return p
+	}
 	failed := jobPod(job, "mnist-worker-0").on("n1").obj()
 	failed.Status.Phase = corev1.PodFailed
 	failed.Status.ContainerStatuses = []corev1.ContainerStatus{{
@@ -56,8 +69,24 @@ func TestCheckCrashLoop(t *testing.T) {
 			wantStatus: StatusFail, wantFinding: "its log could not be read",
 		},
 		"killed at the memory limit": {
-			pod:        oomKilled,
-			wantStatus: StatusFail, wantFinding: "was OOMKilled, 2 restart(s); it was OOMKilled at its memory limit", wantFix: "raise the container's resources.limits.memory",
+			pod:        oomKilled(false, resources("memory", "1Gi"), resources("memory", "2Gi")),
+			wantStatus: StatusFail, wantFinding: "was OOMKilled, 2 restart(s); it was OOMKilled at its memory limit of 2Gi (limits.memory)",
+			wantFix: "raise resources.limits.memory of container tensorflow in the job's template (now 2Gi), and its requests.memory, or lower what training holds in memory",
+		},
+		"killed at the template's limit, on reclaimed capacity": {
+			pod:        oomKilled(true, resources("memory", "1Gi"), resources("memory", "2Gi")),
+			wantStatus: StatusFail, wantFinding: "it was OOMKilled at its memory limit of 2Gi (limits.memory: the template's limit, which the pod on reclaimed capacity keeps)",
+			wantFix: "raise resources.limits.memory of container tensorflow in the job's template (now 2Gi), and its requests.memory, which the pod asks of reclaimed memory as backfill.dev/batch-memory (now 1Gi),",
+		},
+		"killed without a memory limit, on reclaimed capacity": {
+			pod:        oomKilled(true, resources("memory", "1Gi"), nil),
+			wantStatus: StatusFail, wantFinding: "it was OOMKilled with no memory limit: its node ran out of memory; on reclaimed capacity it asked 1Gi of backfill.dev/batch-memory (the template's memory request), which places the pod but limits nothing",
+			wantFix: "raise requests.memory of container tensorflow in the job's template to what training uses",
+		},
+		"killed without a memory limit": {
+			pod:        oomKilled(false, nil, nil),
+			wantStatus: StatusFail, wantFinding: "it was OOMKilled with no memory limit: its node ran out of memory",
+			wantFix: "set resources.requests.memory of container tensorflow in the job's template to what training uses, and resources.limits.memory",
 		},
 		"a failed pod": {
 			pod:        failed,

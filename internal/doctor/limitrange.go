@@ -2,6 +2,9 @@ package doctor
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,104 +12,191 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
-// checkLimitRange finds the active jobs whose pods are missing because a
-// LimitRange of their namespace refuses them: a container asking for more
-// than its max, less than its min, or a limit too far above its request.
-// The apiserver refuses such a pod at creation, so it never appears.
-func checkLimitRange(s *Snapshot, jobs []*kubeflowv1.TFJob) []Result {
-	return checkRefused(s, jobs, refusal{
-		check: CheckLimitRange, eventText: "LimitRange",
-		reasons: func(j *kubeflowv1.TFJob) []string {
-			var violations []string
-			for i := range s.LimitRanges {
-				if lr := &s.LimitRanges[i]; lr.Namespace == j.Namespace {
-					violations = append(violations, limitRangeViolations(lr, j)...)
-				}
-			}
-			return violations
-		},
-		fix: func(j *kubeflowv1.TFJob) string {
-			return "change the job's container resources to fit the LimitRange (kubectl describe limitrange -n " + j.Namespace + "), or ask the namespace's owner to widen it"
-		},
-		okMessage: "no TFJob pod is refused by a LimitRange",
-	})
+// checkLimitRange finds the active jobs whose pods a LimitRange of their
+// namespace refuses: a container (or pod) above a max, below a min, with
+// a limit too far above its request, or a default limit below its
+// request. The apiserver's refusal names no LimitRange; doctor finds the
+// one with the rule.
+func checkLimitRange(refusals []jobRefusal) []Result {
+	return refusalResults(refusals, CheckLimitRange, "no TFJob pod is refused by a LimitRange")
 }
 
-// limitRangeViolations checks each container of each replica template
-// against the Container items of the LimitRange, after the LimitRange's
-// defaults are applied as the apiserver applies them.
-func limitRangeViolations(lr *corev1.LimitRange, j *kubeflowv1.TFJob) []string {
-	var out []string
-	for _, rtype := range replicaTypes(j) {
-		spec := j.Spec.TFReplicaSpecs[rtype]
-		if spec == nil {
-			continue
-		}
-		for _, item := range lr.Spec.Limits {
-			if item.Type != corev1.LimitTypeContainer {
+// limitReasons are the LimitRange rules that refuse a job's pods: those
+// the namespace's LimitRanges predict for the pods the operator sends
+// (FAIL), and those the apiserver named that no longer hold (WARN).
+func limitReasons(s *Snapshot, j *kubeflowv1.TFJob, predicted []limitViolation, ev *refusalEvent) []refusalReason {
+	var out []refusalReason
+	confirmed := make([]bool, len(predicted))
+	if ev != nil {
+		ranges := s.limitRangesOf(j.Namespace)
+		for _, e := range eventLimits(ev, ranges) {
+			if i := slices.IndexFunc(predicted, e.sameRule); i >= 0 {
+				confirmed[i] = true
 				continue
 			}
-			for i := range spec.Template.Spec.Containers {
-				c := &spec.Template.Spec.Containers[i]
-				for _, v := range containerViolations(item, c) {
-					out = append(out, fmt.Sprintf("LimitRange %s: %s container %s %s", lr.Name, strings.ToLower(string(rtype)), c.Name, v))
-				}
+			e.replica, e.container = podReplica(j, ev.parsed.pod), resolveContainer(j, ev.parsed.pod, e.container)
+			finding, _ := limitReason(e, j)
+			if e.limitRange == "" {
+				finding += "; no LimitRange of the namespace has that rule now"
+			} else {
+				finding += fmt.Sprintf("; LimitRange %s admits the pods now", e.limitRange)
 			}
+			out = append(out, refusalReason{check: CheckLimitRange, status: StatusWarn, finding: finding, fix: retryFix, seen: true})
 		}
+	}
+	for i, p := range predicted {
+		finding, fix := limitReason(p, j)
+		out = append(out, refusalReason{check: CheckLimitRange, status: StatusFail, finding: finding, fix: fix, seen: confirmed[i]})
 	}
 	return out
 }
 
-// containerViolations compares one container with one LimitRange item.
-func containerViolations(item corev1.LimitRangeItem, c *corev1.Container) []string {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	for name, q := range item.Default {
-		limits[name] = q
+// eventLimits are the LimitRange rules of the apiserver's refusal, each
+// with the LimitRange that has it now. A request over a limit that no
+// LimitRange defaults is the template's own error, left to pod-create.
+func eventLimits(ev *refusalEvent, ranges []corev1.LimitRange) []limitViolation {
+	var out []limitViolation
+	for _, v := range ev.parsed.limits {
+		v.limitRange = limitRangeWith(ranges, v)
+		if v.rule == limitDefault && v.limitRange == "" {
+			continue
+		}
+		out = append(out, v)
 	}
-	for name, q := range c.Resources.Limits {
-		limits[name] = q
-	}
-	for name, q := range item.DefaultRequest {
-		requests[name] = q
-	}
-	for name, q := range limits {
-		if _, set := c.Resources.Requests[name]; !set {
-			if _, defaulted := item.DefaultRequest[name]; !defaulted {
-				requests[name] = q
+	return out
+}
+
+// sameRule: two violations name the same constraint of the same
+// LimitRange (an unknown one matches any).
+func (v limitViolation) sameRule(o limitViolation) bool {
+	return (v.limitRange == o.limitRange || v.limitRange == "" || o.limitRange == "") &&
+		v.rule == o.rule && v.limitType == o.limitType && v.resource == o.resource && v.side == o.side && v.enforced.Cmp(o.enforced) == 0
+}
+
+// limitRangeWith is the first LimitRange with the violation's rule at its
+// value, as the apiserver stores it (with its item defaults), or "".
+func limitRangeWith(ranges []corev1.LimitRange, v limitViolation) string {
+	for i := range ranges {
+		lr := withItemDefaults(&ranges[i])
+		for _, item := range lr.Spec.Limits {
+			if item.Type != v.limitType {
+				continue
+			}
+			list := map[limitRule]corev1.ResourceList{limitMin: item.Min, limitMax: item.Max, limitRatio: item.MaxLimitRequestRatio, limitDefault: item.Default}[v.rule]
+			if q, ok := list[v.resource]; ok && q.Cmp(v.enforced) == 0 {
+				return lr.Name
 			}
 		}
 	}
-	for name, q := range c.Resources.Requests {
-		requests[name] = q
+	return ""
+}
+
+// podReplica is the replica type of a pod of the job by its name,
+// <job>-<type>-<index>, in lower case; "" when it is not one.
+func podReplica(j *kubeflowv1.TFJob, pod string) string {
+	rest, ok := strings.CutPrefix(pod, j.Name+"-")
+	i := strings.LastIndexByte(rest, '-')
+	if !ok || i < 0 {
+		return ""
 	}
-	var out []string
-	for _, name := range sortedNames(item.Max) {
-		most := item.Max[name]
-		if l, ok := limits[name]; ok && l.Cmp(most) > 0 {
-			out = append(out, fmt.Sprintf("has a %s limit of %s, above the maximum %s", name, show(l), show(most)))
-		} else if !ok {
-			out = append(out, fmt.Sprintf("sets no %s limit, which the maximum %s requires", name, show(most)))
+	if _, err := strconv.Atoi(rest[i+1:]); err != nil {
+		return ""
+	}
+	for _, rtype := range replicaTypes(j) {
+		if strings.ToLower(string(rtype)) == rest[:i] {
+			return rest[:i]
 		}
 	}
-	for _, name := range sortedNames(item.Min) {
-		least := item.Min[name]
-		if r, ok := requests[name]; ok && r.Cmp(least) < 0 {
-			out = append(out, fmt.Sprintf("requests %s %s, below the minimum %s", show(r), name, show(least)))
+	return ""
+}
+
+var containerPath = regexp.MustCompile(`^spec\.(containers|initContainers)\[(\d+)\]$`)
+
+// resolveContainer names a container a field path points at
+// ("spec.containers[0]"), from the template of the pod's replica type.
+func resolveContainer(j *kubeflowv1.TFJob, pod, container string) string {
+	m := containerPath.FindStringSubmatch(container)
+	if m == nil {
+		return container
+	}
+	i, _ := strconv.Atoi(m[2])
+	for _, rtype := range replicaTypes(j) {
+		if strings.ToLower(string(rtype)) != podReplica(j, pod) {
+			continue
+		}
+		list := j.Spec.TFReplicaSpecs[rtype].Template.Spec.Containers
+		if m[1] == "initContainers" {
+			list = j.Spec.TFReplicaSpecs[rtype].Template.Spec.InitContainers
+		}
+		if i < len(list) {
+			return list[i].Name
 		}
 	}
-	for _, name := range sortedNames(item.MaxLimitRequestRatio) {
-		ratio := item.MaxLimitRequestRatio[name]
-		l, lok := limits[name]
-		r, rok := requests[name]
-		if lok && rok && !r.IsZero() && float64(l.MilliValue())/float64(r.MilliValue()) > ratio.AsApproximateFloat64() {
-			out = append(out, fmt.Sprintf("has a %s limit %s over request %s, above the ratio %s", name, show(l), show(r), show(ratio)))
-		}
+	return container
+}
+
+// limitReason says what a LimitRange violation means, and its fix.
+func limitReason(v limitViolation, j *kubeflowv1.TFJob) (finding, fix string) {
+	who := limitWho(v)
+	lr := "LimitRange " + v.limitRange
+	if v.limitRange == "" {
+		lr = "a LimitRange"
 	}
-	for _, name := range sortedNames(requests) {
-		r := requests[name]
-		if l, ok := limits[name]; ok && r.Cmp(l) > 0 {
-			out = append(out, fmt.Sprintf("requests %s %s, more than its limit %s (a LimitRange default)", show(r), name, show(l)))
+	edit := fmt.Sprintf("in the job's template (kubectl edit tfjob %s -n %s)", j.Name, j.Namespace)
+	widen := fmt.Sprintf("ask the namespace's owner to %s of %s (kubectl describe limitrange -n %s)", widenWords(v), lr, j.Namespace)
+	res := v.resource
+	switch v.rule {
+	case limitDefault:
+		return fmt.Sprintf("%s: %s gets the default %s limit %s, below its request of %s", lr, who, res, show(v.enforced), v.observed),
+			fmt.Sprintf("set resources.limits.%s of %s, at least its request, %s, or %s", res, who, edit, widen)
+	case limitRatio:
+		finding = fmt.Sprintf("%s: the %s limit per %s may be at most %s times the request, but %s", lr, res, v.limitType, show(v.enforced), who)
+		if v.unspecified {
+			finding += fmt.Sprintf(" has no %s %s (or 0)", res, v.side)
+		} else {
+			finding += fmt.Sprintf("'s is %s times", v.observed)
 		}
+		return finding, fmt.Sprintf("bring the %s limit of %s within %s times its request (raise resources.requests.%s or lower resources.limits.%s) %s, or %s",
+			res, who, show(v.enforced), res, res, edit, widen)
 	}
-	return out
+	bound, most := "minimum", "at least"
+	if v.rule == limitMax {
+		bound, most = "maximum", "at most"
+	}
+	finding = fmt.Sprintf("%s: the %s %s per %s is %s, but %s", lr, bound, res, v.limitType, show(v.enforced), who)
+	if v.unspecified {
+		finding += fmt.Sprintf(" states no %s %s", res, v.side)
+	} else {
+		finding += fmt.Sprintf(" has a %s %s of %s", res, v.side, v.observed)
+	}
+	field := "resources." + map[string]string{"request": "requests", "limit": "limits"}[v.side] + "." + string(res)
+	return finding, fmt.Sprintf("set %s of %s to %s %s %s, or %s", field, who, most, show(v.enforced), edit, widen)
+}
+
+// limitWho names where a violation is: "worker container tensorflow",
+// "the worker pod", or "a container of pod j-worker-0".
+func limitWho(v limitViolation) string {
+	replica := v.replica
+	if replica == "" {
+		replica = "a"
+	}
+	switch {
+	case v.limitType == corev1.LimitTypePod:
+		return "the " + replica + " pod (all its containers)"
+	case v.container != "":
+		return replica + " container " + v.container
+	}
+	return "a container of the " + replica + " pod"
+}
+
+func widenWords(v limitViolation) string {
+	switch v.rule {
+	case limitMin:
+		return "lower the min"
+	case limitMax:
+		return "raise the max"
+	case limitRatio:
+		return "raise the maxLimitRequestRatio"
+	}
+	return "raise the default limit"
 }

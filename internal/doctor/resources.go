@@ -19,27 +19,6 @@ func podRequests(p *corev1.Pod) corev1.ResourceList {
 	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 }
 
-// templateRequests is podRequests of the pods a template makes. A limit
-// without a request counts as the request, as the apiserver defaults it
-// when it creates the pod.
-func templateRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
-	for _, containers := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range containers {
-			r := &containers[i].Resources
-			for name, q := range r.Limits {
-				if _, ok := r.Requests[name]; !ok {
-					if r.Requests == nil {
-						r.Requests = corev1.ResourceList{}
-					}
-					r.Requests[name] = q.DeepCopy()
-				}
-			}
-		}
-	}
-	return podRequests(pod)
-}
-
 func addList(sum, add corev1.ResourceList) {
 	for name, q := range add {
 		cur := sum[name]

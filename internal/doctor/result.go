@@ -30,6 +30,7 @@ const (
 	CheckPendingResources     = "pending-resources"
 	CheckResourceQuota        = "resource-quota"
 	CheckLimitRange           = "limit-range"
+	CheckPodCreate            = "pod-create"
 	CheckPriorityClassMissing = "priority-class-missing"
 	CheckOfflinePriority      = "offline-priority"
 	CheckGPUNodes             = "gpu-nodes"

@@ -2,9 +2,10 @@ package doctor
 
 // Run runs every check on the snapshot, in the order a person would walk
 // them: is the CRD backfill's, is the operator there and alone, does Kueue
-// hold the jobs and why, why do pods wait, are priorities right, do GPUs
-// show, does reclaimed capacity follow usage, do containers crash, does
-// monitoring see it all. prom is nil when no Prometheus URL was given.
+// hold the jobs and why, why do pods wait or the apiserver refuse them,
+// are priorities right, do GPUs show, does reclaimed capacity follow
+// usage, do containers crash, does monitoring see it all. prom is nil
+// when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
 	jobs := s.activeJobs()
@@ -24,8 +25,10 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 	run(CheckKueueWaiting, func() []Result { return checkKueueWaiting(s) })
 	run(CheckPriorityClassMissing, func() []Result { return checkPriorityClassMissing(s, jobs) })
 	run(CheckPendingResources, func() []Result { return checkPending(s, jobs) })
-	out = append(out, checkQuota(s, jobs)...)
-	out = append(out, checkLimitRange(s, jobs)...)
+	refusals := refusalsOf(s, jobs)
+	out = append(out, checkQuota(refusals)...)
+	out = append(out, checkLimitRange(refusals)...)
+	out = append(out, checkPodCreate(refusals)...)
 	run(CheckOfflinePriority, func() []Result { return checkOfflinePriority(s) })
 	run(CheckGPUNodes, func() []Result { return []Result{checkGPUNodes(s, jobs)} })
 	run(CheckReclaimUsage, func() []Result { return []Result{checkReclaimUsage(s)} })

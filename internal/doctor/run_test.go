@@ -27,7 +27,7 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 		{CheckCRD, StatusOK, ""}, {CheckCRDMatch, StatusOK, ""}, {CheckOperator, StatusOK, ""}, {CheckOtherController, StatusOK, ""},
 		{CheckKueueIntegration, StatusOK, ""}, {CheckKueueWaiting, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
 		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
-		{CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
+		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
 		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
@@ -46,7 +46,7 @@ func TestRunWithoutTheCRD(t *testing.T) {
 	s.TFJobsServed, s.CRD = false, nil
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 	got := Run(s, nil)
-	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 10, StatusSkip: 3}, Count(got)); diff != "" {
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 11, StatusSkip: 3}, Count(got)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
 	}
 	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
@@ -69,7 +69,7 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		{CheckCRD, StatusOK, ""}, {CheckCRDMatch, StatusSkip, ""}, {CheckOperator, StatusSkip, ""}, {CheckOtherController, StatusSkip, ""},
 		{CheckKueueIntegration, StatusSkip, ""}, {CheckKueueWaiting, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
 		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
-		{CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
+		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
 		{CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {

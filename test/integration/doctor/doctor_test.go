@@ -24,9 +24,15 @@ func TestDoctor(t *testing.T) {
 	t.Run("pending on GPUs", testPendingOnGPUs)
 	t.Run("pending on a ResourceQuota", testPendingOnQuota)
 	t.Run("refused by a LimitRange", testRefusedByLimitRange)
+	t.Run("refused by a quota on cpu and memory", testRefusedByQuotaOnCPUAndMemory)
+	t.Run("refused by Pod Security", testRefusedByPodSecurity)
 	t.Run("missing PriorityClass", testMissingPriorityClass)
 	t.Run("crash loop", testCrashLoop)
 	t.Run("reclaimed capacity", testReclaimedCapacity)
+	// These leave pods that ask reclaimed CPU, which the case before
+	// counts.
+	t.Run("refused by a quota on reclaimed CPU", testRefusedByQuotaOnReclaimedCPU)
+	t.Run("reclaimed pods in a namespace with a quota and a LimitRange", testReclaimedInQuotaNamespace)
 	t.Run("value-100 PriorityClass", testValue100)
 }
 
@@ -44,7 +50,7 @@ func testHealthy(t *testing.T) {
 		t.Fatalf("exit code %d, want 0\nstderr: %s", run.exitCode, run.stderr)
 	}
 	lines := strings.Split(run.stdout, "\n")
-	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "offline-priority", "gpu-nodes", "crash-loop"} {
+	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "pod-create", "offline-priority", "gpu-nodes", "crash-loop"} {
 		if !hasLine(lines, "OK", check) {
 			t.Errorf("no OK line for %s", check)
 		}
@@ -134,11 +140,11 @@ func testRefusedByLimitRange(t *testing.T) {
 		}}},
 	})
 	create(t, makeJob(ns, "big", 1, quantities("cpu", "2")))
-	waitFor(t, "the operator to take the job", jobCondition(ns, "big", kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated"))
+	waitForRefusal(t, ns, "big", "maximum cpu usage per Container is 1, but limit is 2")
 
 	r := doctorJSON(t, 1, "big", "-n", ns)
 	r.mustFind(t, "limit-range", "FAIL", "tfjob limits/big",
-		"1 of 1 pod(s) not created", "LimitRange small: worker container tensorflow has a cpu limit of 2, above the maximum 1")
+		"1 of 1 pod(s) not created (the apiserver refused pod big-worker-0", "LimitRange small: the maximum cpu per Container is 1, but worker container tensorflow has a cpu limit of 2")
 }
 
 // A job naming a PriorityClass that does not exist: the operator holds it
