@@ -133,14 +133,18 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := metrics.Setup(mgr, metricsOpts); err != nil {
 		return fmt.Errorf("setting up the metrics: %w", err)
 	}
+	var supply tfjob.ReclaimedSupply
 	if opts.Reclaim {
-		if err := setupReclaim(mgr, view, opts); err != nil {
+		if supply, err = setupReclaim(mgr, view, opts); err != nil {
 			return err
 		}
 	}
 	store, access, err := setupReports(mgr, opts)
 	if err != nil {
 		return err
+	}
+	if store != nil {
+		metrics.ReportedJobs(store.Len)
 	}
 	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{
 		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),
@@ -153,6 +157,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		StopNotice:            opts.StopNotice,
 		RetireAfter:           opts.RetireAfter,
 		Reclaim:               opts.Reclaim,
+		Supply:                supply,
 		Progress:              store,
 		Reports:               access,
 	})
@@ -177,8 +182,9 @@ func clusterView(mgr ctrl.Manager, opts Options) (*clusterview.View, error) {
 	return view, mgr.Add(manager.RunnableFunc(view.Start))
 }
 
-// setupReclaim adds the reclaimed-capacity controller, on the leader.
-func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error {
+// setupReclaim adds the reclaimed-capacity controller, on the leader, and
+// returns it: the TFJob controller reads what it offers.
+func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*reclaim.Controller, error) {
 	var source reclaim.UsageSource
 	var err error
 	switch opts.UsageSource {
@@ -188,11 +194,11 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) error 
 		source, err = reclaim.NewMetricsAPISource(mgr.GetConfig(), view, opts.ReclaimSettings)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := reclaim.NewController(mgr.GetClient(), view, source, opts.ReclaimSettings, opts.StopNotice,
 		mgr.GetEventRecorder(reclaim.ControllerName), clock.RealClock{}, ctrl.Log)
-	return mgr.Add(c)
+	return c, mgr.Add(c)
 }
 
 // managerOptions turn the flags into controller-runtime's options. The cache

@@ -12,6 +12,7 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/reclaim"
+	"github.com/backfill-dev/backfill/internal/report"
 )
 
 // Options are the manager's flags.
@@ -46,9 +47,10 @@ type Options struct {
 	ReclaimSettings      reclaim.Settings
 	// Progress reports from training code (see internal/report): off
 	// unless ReportAddress is set.
-	ReportAddress string
-	ReportCertDir string
-	ReportURL     string
+	ReportAddress      string
+	ReportCertDir      string
+	ReportURL          string
+	ReportReviewLimits report.ReviewLimits
 }
 
 // The usage sources of --reclaim-usage-source.
@@ -81,6 +83,7 @@ func DefaultOptions() Options {
 		UsageSource:           UsageSourceMetricsAPI,
 		PrometheusRateWindow:  2 * time.Minute,
 		ReclaimSettings:       reclaim.DefaultSettings(),
+		ReportReviewLimits:    report.DefaultReviewLimits(),
 	}
 }
 
@@ -102,7 +105,7 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
 	fs.StringVar(&o.OfflinePriorityClass, "offline-priority-class", o.OfflinePriorityClass, "PriorityClass of training pods that name none; created at start unless it exists.")
 	fs.Int32Var(&o.OfflinePriority, "offline-priority", o.OfflinePriority, "Value of --offline-priority-class when the manager creates it; below 0, the priority of pods without a class, so that training yields to online work.")
-	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before stopping a running training pod itself (suspend, clean-up after the job) the operator annotates it with backfill.dev/stop-reason and backfill.dev/stop-at; 0 stops at once.")
+	fs.DurationVar(&o.StopNotice, "stop-notice", o.StopNotice, "How long before backfill itself stops a running training pod it tells the pod, with the annotations backfill.dev/stop-reason and backfill.dev/stop-at, so that it can save a checkpoint: when its job is suspended (by Kueue's preemption too) or done (cleanPodPolicy), and when the manager evicts it for online pods short of CPU (ReclaimedForOnline; an eviction for memory gives no notice). The pod stops when the notice runs out, or as soon as its job reports a checkpoint made after the notice began. 0 stops at once.")
 	fs.DurationVar(&o.RetireAfter, "retire-after", o.RetireAfter, "How long a finished TFJob without ttlSecondsAfterFinished stays in the manager's cache, and its per-job series on /metrics, once its pods ended and were released, before the operator retires it (label backfill.dev/retired): long enough for Prometheus to scrape its final state. A retired job costs the manager a UID and a byte; backfill_tfjobs still counts it. 0 retires a job as soon as it is done.")
 	fs.StringVar(&o.GangSchedulerName, "gang-scheduler-name", o.GangSchedulerName, "schedulerName of gang pods when the cluster's gang scheduler is scheduler-plugins (its scheduler's name in your cluster).")
 	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
@@ -116,6 +119,8 @@ func (o *Options) bindReportFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ReportAddress, "report-bind-address", o.ReportAddress, "Address of the HTTPS endpoint training code reports its progress to (step, epoch, checkpoints), e.g. :9443; empty turns reports off. The leader serves it: route its Service to the leader.")
 	fs.StringVar(&o.ReportCertDir, "report-cert-dir", o.ReportCertDir, "Directory of the report endpoint's serving certificate: tls.crt, tls.key and ca.crt (e.g. a cert-manager Certificate's Secret, mounted); a renewed certificate is picked up without a restart, a new CA needs one.")
 	fs.StringVar(&o.ReportURL, "report-url", o.ReportURL, "Base URL training pods reach the report endpoint at, e.g. https://backfill-reports.backfill-system.svc:9443; its host must be in the serving certificate.")
+	fs.Float64Var(&o.ReportReviewLimits.PerSecond, "report-token-reviews-per-second", o.ReportReviewLimits.PerSecond, "How many TokenReviews a second the report endpoint may ask of the apiserver, for all pods together, in bursts of twice as many; past it a report whose token must be reviewed is answered 503 with Retry-After. A pod's token costs a review when first seen, then at most one a minute: the default serves 3,000 pods reporting without pause.")
+	fs.IntVar(&o.ReportReviewLimits.InFlight, "report-token-reviews-in-flight", o.ReportReviewLimits.InFlight, "How many TokenReviews the report endpoint may await from the apiserver at once; past it, 503 with Retry-After. Bounds what a flood of forged tokens costs an apiserver that is slow already.")
 }
 
 // bindReclaimFlags binds the flags of reclaimed capacity.
@@ -129,7 +134,7 @@ func (o *Options) bindReclaimFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Margin.Memory, "reclaim-memory-margin", s.Margin.Memory, "Percent of each node's memory never reclaimed.")
 	fs.IntVar(&s.EvictionMargin.CPU, "reclaim-cpu-eviction-margin", s.EvictionMargin.CPU, "Percent of each node's CPU that online pods may take of the margin before offline pods are evicted (down to the margin whole again); at most --reclaim-cpu-margin.")
 	fs.IntVar(&s.EvictionMargin.Memory, "reclaim-memory-eviction-margin", s.EvictionMargin.Memory, "Percent of each node's memory that online pods may take of the margin before offline pods are evicted; at most --reclaim-memory-margin.")
-	fs.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "How long online CPU use must stay high before offline pods are evicted for CPU: offline pods (BestEffort) yield CPU to online pods at once, so short bursts cost training speed, not online latency. Memory evictions never wait.")
+	fs.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "How long online CPU use must stay high before offline pods are evicted for CPU: offline pods (CPU weight of a zero request) yield CPU to online pods at once, so short bursts cost training speed, not online latency. Memory evictions never wait.")
 	fs.DurationVar(&s.Window, "reclaim-window", s.Window, "How far back the online peak looks: after a burst of online use, reclaimed capacity stays down this long.")
 	fs.DurationVar(&s.Interval, "reclaim-interval", s.Interval, "Time between two decisions of every node's reclaimed capacity.")
 	fs.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "How fast reclaimed capacity may grow, in percent of a node's capacity per minute; it shrinks at once.")
@@ -235,6 +240,23 @@ func (o *Options) validateReports() error {
 	u, err := url.Parse(o.ReportURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("--report-url=%q: want an https URL with no path, e.g. https://backfill-reports.backfill-system.svc:9443", o.ReportURL)
+	}
+	return o.validateReviewLimits()
+}
+
+// maxReviewsInFlight bounds --report-token-reviews-in-flight: more would
+// let forged tokens take a good share of the apiserver's seats.
+const maxReviewsInFlight = 1000
+
+// validateReviewLimits checks the limits of the report endpoint's
+// TokenReviews: a limit of 0 would refuse every new token.
+func (o *Options) validateReviewLimits() error {
+	l := o.ReportReviewLimits
+	if math.IsNaN(l.PerSecond) || math.IsInf(l.PerSecond, 0) || l.PerSecond <= 0 {
+		return fmt.Errorf("--report-token-reviews-per-second=%v: must be above 0, e.g. %v: with none, no new token could report", l.PerSecond, report.DefaultReviewLimits().PerSecond)
+	}
+	if l.InFlight < 1 || l.InFlight > maxReviewsInFlight {
+		return fmt.Errorf("--report-token-reviews-in-flight=%d: must be from 1 to %d, e.g. %d", l.InFlight, maxReviewsInFlight, report.DefaultReviewLimits().InFlight)
 	}
 	return nil
 }

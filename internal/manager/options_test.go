@@ -32,9 +32,16 @@ func TestReportFlags(t *testing.T) {
 		"not a URL":            {args: []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=r:9443"}, wantErr: "want an https URL"},
 		"a URL while off":      {args: []string{"--report-url=https://r:9443"}, wantErr: "need --report-bind-address"},
 		"a cert dir while off": {args: []string{"--report-cert-dir=/certs"}, wantErr: "need --report-bind-address"},
+		"review limits":        {args: append(reportsOn, "--report-token-reviews-per-second=0.5", "--report-token-reviews-in-flight=1")},
+		"no review rate":       {args: append(reportsOn, "--report-token-reviews-per-second=0"), wantErr: "--report-token-reviews-per-second=0: must be above 0"},
+		"no review in flight":  {args: append(reportsOn, "--report-token-reviews-in-flight=0"), wantErr: "--report-token-reviews-in-flight=0: must be from 1 to 1000"},
+		"reviews by thousands": {args: append(reportsOn, "--report-token-reviews-in-flight=1001"), wantErr: "must be from 1 to 1000"},
 	}
 	runFlagCases(t, cases)
 }
+
+// reportsOn are the flags that turn reports on.
+var reportsOn = []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=https://r:9443"}
 
 // TestReportAccess: pods get the base URL without a trailing slash and the
 // CA of the cert dir; a missing or empty CA is an error naming the files.

@@ -38,7 +38,7 @@ func setupReports(mgr ctrl.Manager, opts Options) (*progress.Store, *tfjob.Repor
 		return nil, nil, err
 	}
 	store := progress.NewStore()
-	authn := report.NewCachedAuthenticator(report.NewTokenReviewer(mgr.GetClient(), tfjob.ReportAudience), clock.RealClock{})
+	authn := report.NewTokenReviewer(mgr.GetClient(), tfjob.ReportAudience, opts.ReportReviewLimits, clock.RealClock{})
 	handler := report.NewHandler(authn, report.CachedObjects(mgr.GetClient()), store, clock.RealClock{}, ctrl.Log.WithName("report"))
 	if err := mgr.Add(report.NewServer(opts.ReportAddress, opts.ReportCertDir, handler)); err != nil {
 		return nil, nil, err

@@ -188,7 +188,7 @@ var collectors = []prometheus.Collector{
 	jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted,
 	jobPhases, jobState, colocationState,
 	podsCreated, podsDeleted, replicaRestarts, disruptions,
-	timeToRunning, duration,
+	timeToRunning, duration, reportJobs,
 	reclaimTarget, reclaimOnlinePeak, reclaimUsageAge, reclaimFrozen, reclaimSourceUp,
 	reclaimSyncDuration, reclaimNodeWrites, reclaimEvictions,
 }

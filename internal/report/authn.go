@@ -23,8 +23,9 @@ type Identity struct {
 // Authenticator checks a bearer token for the report audience.
 type Authenticator interface {
 	// Authenticate returns who the token speaks for; an error wrapping
-	// ErrUnauthenticated or ErrPodGone when the token is refused, any
-	// other error when it could not be checked.
+	// ErrUnauthenticated or ErrPodGone when the token is refused for good,
+	// any other error when it could not be checked (a *busyError when
+	// the review limits said to retry later).
 	Authenticate(ctx context.Context, token string) (Identity, error)
 }
 

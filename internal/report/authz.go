@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	tfjobctl "github.com/backfill-dev/backfill/internal/controller/tfjob"
 )
 
 // Objects reads the pods and TFJobs that reports are checked against:
@@ -21,10 +22,10 @@ type Objects interface {
 }
 
 // CachedObjects reads through r, the manager's cached client: its cache
-// holds the TFJobs and the operator's own pods (label
-// training.kubeflow.org/operator-name=tfjob-controller), so a pod the
-// operator did not create is not found, and a report costs the apiserver
-// nothing but its TokenReview.
+// holds the TFJobs and the pods labelled as the operator's
+// (training.kubeflow.org/operator-name=tfjob-controller), so a pod without
+// that label is not found, and a report costs the apiserver nothing but
+// its TokenReview. The label alone proves nothing: see authorize.
 func CachedObjects(r client.Reader) Objects { return cachedObjects{r} }
 
 type cachedObjects struct{ r client.Reader }
@@ -40,10 +41,12 @@ func (c cachedObjects) TFJob(ctx context.Context, key types.NamespacedName) (*ku
 }
 
 // authorize lets the pod of id report for job: the pod exists with the
-// token's UID, is not terminating and is controlled by the job, which
-// exists with the UID the pod's owner reference names. The pod is checked
-// before the job, so that a pod learns nothing of jobs but its own: a job
-// that does not exist is 404 only to its own pods.
+// token's UID, is not terminating, and is one of the replicas the operator
+// creates for the job (tfjob.ReplicaOf, the rule the controller adopts
+// pods by), which exists with the UID the pod's owner reference names.
+// The pod's controller is checked before the job is read, so that a pod
+// learns nothing of jobs but the one it names: a job that does not exist
+// is 404 only to pods that claim it.
 func authorize(ctx context.Context, objects Objects, id Identity, job types.NamespacedName) (*kubeflowv1.TFJob, *corev1.Pod, *refusal) {
 	if id.PodName == "" {
 		return nil, nil, refuse(http.StatusForbidden, "the token is bound to no pod: use the token the operator mounts in the pod (/var/run/secrets/backfill.dev/token), not a ServiceAccount's")
@@ -77,6 +80,11 @@ func authorize(ctx context.Context, objects Objects, id Identity, job types.Name
 		// The controller forgets a deleted job's progress: a report now
 		// would outlive it in the store.
 		return nil, nil, refuse(http.StatusNotFound, "TFJob %s is being deleted", job)
+	}
+	// Labels and owner references are anyone's to write: a pod made to
+	// look like a replica is not one.
+	if err := tfjobctl.ReplicaOf(pod, tfjob); err != nil {
+		return nil, nil, refuse(http.StatusForbidden, "pod %s is not a replica of TFJob %s: %v; only the pods the operator creates for a job report its progress", podKey, job, err)
 	}
 	return tfjob, pod, nil
 }

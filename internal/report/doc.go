@@ -6,12 +6,16 @@
 //
 // A report is accepted only from a live pod of the job it names: the
 // token is checked by a TokenReview, the pod it is bound to must exist
-// with that UID, not be terminating, and be controlled by that job. An
+// with that UID, not be terminating, and be one of the replicas the
+// operator creates for that job (tfjob.ReplicaOf), whatever labels and
+// owner references another pod is given. An
 // accepted report changes nothing but its job's progress in the
 // progress.Store; the TFJob controller writes it into the job's status.
 // Training pods need no RBAC permission at all.
 //
 // One concern per file: authn.go (the bearer token and who it names),
-// tokenreview.go and tokencache.go (checking it), authz.go (the pod and the
-// job), ratelimit.go, handler.go (the endpoint), server.go (HTTPS).
+// tokenreview.go, claims.go and reviewlimit.go (checking it, within
+// limits), tokencache.go and lru.go (remembering what was learnt of it),
+// authz.go (the pod and the job), ratelimit.go, handler.go (the endpoint),
+// server.go (HTTPS).
 package report

@@ -37,17 +37,30 @@ var goodPath = tfjob.ReportPath(ns, "mnist")
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// newTFJob is a job of two workers.
 func newTFJob(namespace, name string, uid types.UID) *kubeflowv1.TFJob {
-	return &kubeflowv1.TFJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uid, ResourceVersion: "1"}}
+	return &kubeflowv1.TFJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uid, ResourceVersion: "1"},
+		Spec: kubeflowv1.TFJobSpec{TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{
+			kubeflowv1.ReplicaTypeWorker: {Replicas: ptr.To[int32](2)},
+		}},
+	}
 }
 
-// replica is a pod controlled by the TFJob name of UID owner.
+// replica is a pod controlled by the TFJob job of UID owner, named and
+// labelled as the operator makes worker <index> of it, name's last digit.
 func replica(namespace, name string, uid types.UID, job string, owner types.UID) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: namespace, Name: name, UID: uid, ResourceVersion: "1",
-		Labels: map[string]string{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName},
+		Labels: map[string]string{
+			kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName,
+			kubeflowv1.JobNameLabel:      job,
+			kubeflowv1.ReplicaTypeLabel:  "worker",
+			kubeflowv1.ReplicaIndexLabel: name[len(name)-1:],
+		},
 		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: kubeflowv1.GroupVersion.String(), Kind: kubeflowv1.Kind, Name: job, UID: owner, Controller: ptr.To(true),
+			APIVersion: kubeflowv1.GroupVersion.String(), Kind: kubeflowv1.Kind, Name: job, UID: owner,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		}},
 	}}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -26,6 +27,7 @@ type Recorder interface {
 // Handler serves reports.
 type Handler struct {
 	authn   Authenticator
+	tokens  *tokenCache
 	objects Objects
 	store   Recorder
 	clock   clock.PassiveClock
@@ -34,11 +36,11 @@ type Handler struct {
 	mux     *http.ServeMux
 }
 
-// NewHandler serves reports, authenticating their tokens with authn,
-// checking their pods and jobs in objects and keeping them in store, at
-// the time of clk.
+// NewHandler serves reports, authenticating their tokens with authn (and
+// remembering what it said, tokencache.go), checking their pods and jobs
+// in objects and keeping them in store, at the time of clk.
 func NewHandler(authn Authenticator, objects Objects, store Recorder, clk clock.PassiveClock, log logr.Logger) *Handler {
-	h := &Handler{authn: authn, objects: objects, store: store, clock: clk, limits: newPodLimits(), log: log, mux: http.NewServeMux()}
+	h := &Handler{authn: authn, tokens: newTokenCache(), objects: objects, store: store, clock: clk, limits: newPodLimits(), log: log, mux: http.NewServeMux()}
 	h.mux.HandleFunc(Route, h.report)
 	return h
 }
@@ -65,21 +67,20 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, job types.Names
 	if refused != nil {
 		return refused
 	}
-	id, err := h.authn.Authenticate(ctx, token)
-	switch {
-	case errors.Is(err, ErrPodGone):
-		return refuse(http.StatusForbidden, "%v: the token of a pod that is gone reports nothing", err)
-	case errors.Is(err, ErrUnauthenticated):
-		return refuse(http.StatusUnauthorized, "%v; %s", err, tokenHint)
-	case err != nil:
-		log.Error(err, "Cannot check a progress report's token")
-		return refuse(http.StatusServiceUnavailable, "cannot check the token now; retry")
+	id, reviewed, refused := h.authenticate(ctx, token, log)
+	if refused != nil {
+		return refused
 	}
 	tfjob, pod, refused := authorize(ctx, h.objects, id, job)
 	if refused != nil {
 		return refused
 	}
 	now := h.clock.Now()
+	if reviewed {
+		// Trusted from its review on, not from its latest use: it is
+		// reviewed again once the trust runs out.
+		h.tokens.trust(token, id, now)
+	}
 	if !h.limits.allow(pod.UID, now) {
 		return refuse(http.StatusTooManyRequests, "pod %s reports more than %d times a second: report every few seconds at most", pod.Name, reportsPerSecond)
 	}
@@ -101,6 +102,35 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, job types.Names
 	}
 	log.V(2).Info("Recorded a progress report", "pod", pod.Name, "step", report.Step, "checkpoint", report.Checkpoint)
 	return nil
+}
+
+// authenticate is who token speaks for, and whether authn said so now:
+// what the cache remembers of the token, else what authn says, of which a
+// refusal for good is remembered.
+func (h *Handler) authenticate(ctx context.Context, token string, log logr.Logger) (Identity, bool, *refusal) {
+	id, err, known := h.tokens.lookup(token, h.clock.Now())
+	if !known {
+		id, err = h.authn.Authenticate(ctx, token)
+		if errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrPodGone) {
+			h.tokens.refuse(token, err, h.clock.Now())
+		}
+	}
+	var busy *busyError
+	switch {
+	case err == nil:
+		return id, !known, nil
+	case errors.Is(err, ErrPodGone):
+		return Identity{}, false, refuse(http.StatusForbidden, "%v: the token of a pod that is gone reports nothing", err)
+	case errors.Is(err, ErrUnauthenticated):
+		return Identity{}, false, refuse(http.StatusUnauthorized, "%v; %s", err, tokenHint)
+	case errors.As(err, &busy):
+		refused := refuse(http.StatusServiceUnavailable, "cannot check the token now: %v; retry after the seconds of Retry-After", busy)
+		refused.retryAfter = busy.retryAfter
+		return Identity{}, false, refused
+	default:
+		log.Error(err, "Cannot check a progress report's token")
+		return Identity{}, false, refuse(http.StatusServiceUnavailable, "cannot check the token now; retry")
+	}
 }
 
 // readBody reads a report's body, of at most progress.MaxReportBytes: the

@@ -3,75 +3,185 @@ package report
 import (
 	"context"
 	"encoding/base64"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/backfill-dev/backfill/internal/progress"
 )
 
-// jwt is a token shaped like a JWT with the exp claim, or none (exp 0).
-func jwt(exp time.Time, salt string) string {
-	claims := `{"sub":"` + salt + `"}`
-	if !exp.IsZero() {
-		claims = fmt.Sprintf(`{"sub":%q,"exp":%d}`, salt, exp.Unix())
-	}
-	enc := base64.RawURLEncoding.EncodeToString
-	return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(claims)) + ".c2ln"
+// jwtAuthn says of jwt(exp, "name") or jwt(exp, "name/salt") what the
+// fixtures' fakeAuthn says of the token name, and counts its calls.
+type jwtAuthn struct {
+	fakeAuthn
+	err error // when set, the answer to every token
 }
 
-// countingAuthn authenticates every token but "refused", counting calls.
-type countingAuthn struct{ calls int }
-
-func (c *countingAuthn) Authenticate(_ context.Context, token string) (Identity, error) {
-	c.calls++
-	if token == jwt(t0.Add(time.Hour), "refused") {
-		return Identity{}, ErrUnauthenticated
+func (a *jwtAuthn) Authenticate(ctx context.Context, token string) (Identity, error) {
+	if a.err != nil {
+		a.calls++
+		return Identity{}, a.err
 	}
-	return Identity{Namespace: "ml", PodName: "p", PodUID: "u"}, nil
+	parts := strings.Split(token, ".")
+	c := struct{ Sub string }{Sub: token}
+	if len(parts) == 3 {
+		payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		_ = json.Unmarshal(payload, &c)
+	}
+	name, _, _ := strings.Cut(c.Sub, "/")
+	return a.fakeAuthn.Authenticate(ctx, name)
 }
 
-func TestCachedAuthenticator(t *testing.T) {
-	ctx := context.Background()
-	next := &countingAuthn{}
-	clk := testclock.NewFakePassiveClock(t0)
-	c := NewCachedAuthenticator(next, clk)
-	authn := func(token string, wantCalls int) {
-		t.Helper()
-		_, _ = c.Authenticate(ctx, token)
-		if next.calls != wantCalls {
-			t.Errorf("%d reviews, want %d", next.calls, wantCalls)
+// cacheHandler is a handler over the fixtures whose tokens are JWTs.
+type cacheHandler struct {
+	*Handler
+	authn   *jwtAuthn
+	objects *fakeObjects
+	clock   *testclock.FakePassiveClock
+}
+
+func newCacheHandler() *cacheHandler {
+	ch := &cacheHandler{authn: &jwtAuthn{}, objects: newFakeObjects(), clock: testclock.NewFakePassiveClock(t0)}
+	ch.Handler = NewHandler(ch.authn, ch.objects, progress.NewStore(), ch.clock, logr.Discard())
+	return ch
+}
+
+// post sends a report of step 1 for job with token, checks its status, and
+// that it cost wantCalls reviews since the handler started.
+func (ch *cacheHandler) post(t *testing.T, job, token string, status, wantCalls int) {
+	t.Helper()
+	th := &testHandler{Handler: ch.Handler}
+	rec := th.post(fmt.Sprintf("/v1/namespaces/%s/tfjobs/%s/progress", ns, job), token, `{"step": 1}`)
+	if rec.Code != status {
+		t.Errorf("%d %q, want %d", rec.Code, rec.Body.String(), status)
+	}
+	if ch.authn.calls != wantCalls {
+		t.Errorf("%d reviews, want %d", ch.authn.calls, wantCalls)
+	}
+}
+
+// TestTrustAfterAuthorization: a token is trusted once its report was
+// authorized, and only then; trusted, its pod is still checked at every
+// report.
+func TestTrustAfterAuthorization(t *testing.T) {
+	ch := newCacheHandler()
+	good := jwt(t0.Add(time.Hour), "good")
+	ch.post(t, "mnist", good, http.StatusNoContent, 1)
+	ch.post(t, "mnist", good, http.StatusNoContent, 1)
+	ch.clock.SetTime(t0.Add(cacheTTL))
+	ch.post(t, "mnist", good, http.StatusNoContent, 2) // trusted for cacheTTL only
+
+	short := jwt(t0.Add(cacheTTL+10*time.Second), "good/short")
+	ch.post(t, "mnist", short, http.StatusNoContent, 3)
+	ch.clock.SetTime(t0.Add(cacheTTL + 10*time.Second))
+	ch.post(t, "mnist", short, http.StatusNoContent, 4) // never trusted past its exp
+
+	ch.post(t, "mnist", "good", http.StatusNoContent, 5)
+	ch.post(t, "mnist", "good", http.StatusNoContent, 6) // no exp: not trusted
+
+	// Good tokens whose reports are refused are never trusted.
+	other := jwt(t0.Add(time.Hour), "other")
+	ch.post(t, "mnist", other, http.StatusForbidden, 7)
+	ch.post(t, "mnist", other, http.StatusForbidden, 8)
+	terminating := jwt(t0.Add(time.Hour), "terminating")
+	ch.post(t, "mnist", terminating, http.StatusForbidden, 9)
+	ch.post(t, "mnist", terminating, http.StatusForbidden, 10)
+
+	// A trusted token's pod that starts terminating reports nothing.
+	ch.post(t, "mnist", good, http.StatusNoContent, 10)
+	pod := ch.objects.pods[types.NamespacedName{Namespace: ns, Name: "mnist-worker-0"}]
+	pod.DeletionTimestamp = &metav1.Time{Time: ch.clock.Now()}
+	ch.post(t, "mnist", good, http.StatusForbidden, 10)
+}
+
+// TestMintedTokensKeepNoneOut: tokens minted by the thousand, good for
+// reviews but not for reports, neither fill the trust nor push a
+// reporting pod's token out of it.
+func TestMintedTokensKeepNoneOut(t *testing.T) {
+	ch := newCacheHandler()
+	good := jwt(t0.Add(time.Hour), "good")
+	ch.post(t, "mnist", good, http.StatusNoContent, 1)
+	ch.clock.SetTime(t0.Add(cacheTTL / 2))
+	for i := range cacheMax + 1 {
+		ch.post(t, "mnist", jwt(t0.Add(time.Hour), fmt.Sprintf("other/%d", i)), http.StatusForbidden, 2+i)
+	}
+	calls := ch.authn.calls
+	ch.post(t, "mnist", good, http.StatusNoContent, calls)
+	ch.clock.SetTime(t0.Add(cacheTTL))
+	ch.post(t, "mnist", good, http.StatusNoContent, calls+1)
+	ch.post(t, "mnist", good, http.StatusNoContent, calls+1)
+	if n := ch.tokens.trusted.len(); n != 1 {
+		t.Errorf("%d tokens trusted, want the reporting pod's only", n)
+	}
+}
+
+// TestTrustIsBounded: past cacheMax trusted tokens, the one used least
+// lately goes.
+func TestTrustIsBounded(t *testing.T) {
+	c := newTokenCache()
+	token := func(i int) string { return jwt(t0.Add(time.Hour), fmt.Sprintf("good/%d", i)) }
+	for i := range cacheMax + 10 {
+		c.trust(token(i), Identity{PodName: "p"}, t0)
+		if i == cacheMax-1 {
+			_, _, _ = c.lookup(token(0), t0) // used again as the cache fills
 		}
 	}
-	long := jwt(t0.Add(time.Hour), "long")
-	authn(long, 1)
-	authn(long, 1) // cached
-	clk.SetTime(t0.Add(cacheTTL))
-	authn(long, 2) // trusted for cacheTTL only
-
-	short := jwt(t0.Add(cacheTTL+10*time.Second), "short")
-	authn(short, 3)
-	clk.SetTime(t0.Add(cacheTTL + 10*time.Second))
-	authn(short, 4) // never trusted past its exp
-
-	authn("opaque", 5)
-	authn("opaque", 6) // no exp: not cached
-
-	refused := jwt(t0.Add(time.Hour), "refused")
-	if _, err := c.Authenticate(ctx, refused); !errors.Is(err, ErrUnauthenticated) {
-		t.Fatalf("refused: %v", err)
+	if n := c.trusted.len(); n != cacheMax {
+		t.Errorf("%d tokens trusted, want at most %d", n, cacheMax)
 	}
-	authn(refused, 8) // refusals are not cached
+	for i, want := range map[int]bool{0: true, 1: false, 10: false, 11: true, cacheMax + 9: true} {
+		if _, _, ok := c.lookup(token(i), t0); ok != want {
+			t.Errorf("token %d trusted: %v, want %v (the least lately used go first)", i, ok, want)
+		}
+	}
 }
 
-func TestExpiry(t *testing.T) {
-	if exp, ok := expiry(jwt(t0, "x")); !ok || !exp.Equal(t0) {
-		t.Errorf("expiry %v %v, want %v", exp, ok, t0)
+// TestRefusalsRemembered: a token refused for good is refused again
+// without a review, for refusalTTL; one that could not be checked is
+// checked again.
+func TestRefusalsRemembered(t *testing.T) {
+	ch := newCacheHandler()
+	ch.post(t, "mnist", "bad", http.StatusUnauthorized, 1)
+	ch.post(t, "mnist", "bad", http.StatusUnauthorized, 1)
+	ch.post(t, "mnist", "gone", http.StatusForbidden, 2)
+	ch.post(t, "mnist", "gone", http.StatusForbidden, 2)
+	ch.clock.SetTime(t0.Add(refusalTTL))
+	ch.post(t, "mnist", "bad", http.StatusUnauthorized, 3)
+
+	ch.post(t, "mnist", "broken", http.StatusServiceUnavailable, 4)
+	ch.post(t, "mnist", "broken", http.StatusServiceUnavailable, 5)
+
+	c := newTokenCache()
+	for i := range cacheMax + 10 {
+		c.refuse(fmt.Sprintf("bad-%d", i), ErrUnauthenticated, t0)
 	}
-	for _, token := range []string{"", "a.b", "a.!!.c", "a." + base64.RawURLEncoding.EncodeToString([]byte("[]")) + ".c", jwt(time.Time{}, "no exp")} {
-		if _, ok := expiry(token); ok {
-			t.Errorf("expiry of %q known", token)
+	if n := c.refused.len(); n != cacheMax {
+		t.Errorf("%d refusals remembered, want at most %d", n, cacheMax)
+	}
+}
+
+// TestBusy: a review the limits refused is a 503 that says when to retry,
+// and is not remembered.
+func TestBusy(t *testing.T) {
+	ch := newCacheHandler()
+	ch.authn.err = &busyError{retryAfter: 1500 * time.Millisecond, why: "too many reviews"}
+	th := &testHandler{Handler: ch.Handler}
+	for calls := 1; calls <= 2; calls++ {
+		rec := th.post(goodPath, jwt(t0.Add(time.Hour), "good"), `{"step": 1}`)
+		wantStatus(t, rec, http.StatusServiceUnavailable, "too many reviews")
+		if got := rec.Header().Get("Retry-After"); got != "2" {
+			t.Errorf("Retry-After %q, want 2 (whole seconds, rounded up)", got)
+		}
+		if ch.authn.calls != calls {
+			t.Errorf("%d reviews, want %d", ch.authn.calls, calls)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -42,16 +43,28 @@ const reviewTimeout = 10 * time.Second
 type TokenReviewer struct {
 	client   client.Client
 	audience string
+	limiter  *reviewLimiter
 }
 
 // NewTokenReviewer reviews tokens for audience through c, whose writes go
-// to the apiserver (the manager's client).
-func NewTokenReviewer(c client.Client, audience string) *TokenReviewer {
-	return &TokenReviewer{client: c, audience: audience}
+// to the apiserver (the manager's client), within limits at the time of
+// clk.
+func NewTokenReviewer(c client.Client, audience string, limits ReviewLimits, clk clock.PassiveClock) *TokenReviewer {
+	return &TokenReviewer{client: c, audience: audience, limiter: newReviewLimiter(limits, clk)}
 }
 
-// Authenticate implements Authenticator.
+// Authenticate implements Authenticator. A token that a review could only
+// refuse is refused without one; the others are reviewed within the
+// limits, or refused with a busyError.
 func (t *TokenReviewer) Authenticate(ctx context.Context, token string) (Identity, error) {
+	if err := t.prefilter(token); err != nil {
+		return Identity{}, err
+	}
+	release, err := t.limiter.acquire()
+	if err != nil {
+		return Identity{}, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{t.audience}}}
@@ -68,6 +81,21 @@ func (t *TokenReviewer) Authenticate(ctx context.Context, token string) (Identit
 		return Identity{}, fmt.Errorf("%w: the token is for audiences %q, not %q", ErrUnauthenticated, st.Audiences, t.audience)
 	}
 	return identityOf(st.User)
+}
+
+// prefilter refuses a token that cannot be for the audience. Only
+// ServiceAccount tokens name a pod, and they are JWTs whose aud claim the
+// review checks: a token that is no JWT, or whose aud lacks the audience,
+// would be refused by the review, so it costs none.
+func (t *TokenReviewer) prefilter(token string) error {
+	c, ok := claimsOf(token)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: it is not a ServiceAccount token (a JWT)", ErrUnauthenticated)
+	case !slices.Contains(c.aud, t.audience):
+		return fmt.Errorf("%w: the token is for audiences %q, not %q", ErrUnauthenticated, c.aud, t.audience)
+	}
+	return nil
 }
 
 // reviewRefusal is the error of a token the review did not authenticate.

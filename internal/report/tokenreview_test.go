@@ -3,12 +3,15 @@ package report
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	testclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -30,7 +33,7 @@ func reviewer(t *testing.T, status authenticationv1.TokenReviewStatus, err error
 			return err
 		},
 	}).Build()
-	return NewTokenReviewer(c, "backfill.dev")
+	return NewTokenReviewer(c, "backfill.dev", DefaultReviewLimits(), testclock.NewFakePassiveClock(t0))
 }
 
 func podUser(pod, uid string) authenticationv1.UserInfo {
@@ -96,8 +99,8 @@ func TestTokenReviewer(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var sent authenticationv1.TokenReviewSpec
-			id, err := reviewer(t, tc.status, tc.err, &sent).Authenticate(context.Background(), "the-token")
-			if diff := cmp.Diff(authenticationv1.TokenReviewSpec{Token: "the-token", Audiences: aud}, sent); diff != "" {
+			id, err := reviewer(t, tc.status, tc.err, &sent).Authenticate(context.Background(), theToken)
+			if diff := cmp.Diff(authenticationv1.TokenReviewSpec{Token: theToken, Audiences: aud}, sent); diff != "" {
 				t.Errorf("review sent (-want +got):\n%s", diff)
 			}
 			switch {
@@ -121,3 +124,30 @@ func TestTokenReviewer(t *testing.T) {
 
 // errAny stands for an error that is neither refusal.
 var errAny = errors.New("any")
+
+// theToken is what TestTokenReviewer reviews: a pod's token in shape.
+var theToken = jwt(t0.Add(time.Hour), "the-token")
+
+// TestNoReviewForTokensOfNoUse: a token that is no JWT, or whose aud lacks
+// backfill.dev, is refused without a review.
+func TestNoReviewForTokensOfNoUse(t *testing.T) {
+	cases := map[string]struct{ token, reason string }{
+		"no JWT":                   {token: "junk", reason: "not a ServiceAccount token"},
+		"a JWT of junk":            {token: "a.b.c", reason: "not a ServiceAccount token"},
+		"the apiserver's audience": {token: jwtOf(`{"aud":["https://kubernetes.default.svc.cluster.local"]}`), reason: `for audiences ["https://kubernetes.default.svc.cluster.local"], not "backfill.dev"`},
+		"no audience":              {token: jwtOf(`{"sub":"x"}`), reason: "for audiences [], not"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var sent authenticationv1.TokenReviewSpec
+			ok := authenticationv1.TokenReviewStatus{Authenticated: true, Audiences: []string{"backfill.dev"}, User: podUser("p", "u")}
+			_, err := reviewer(t, ok, nil, &sent).Authenticate(context.Background(), tc.token)
+			if !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("error %v, want ErrUnauthenticated saying %q", err, tc.reason)
+			}
+			if sent.Token != "" {
+				t.Error("the token was reviewed")
+			}
+		})
+	}
+}

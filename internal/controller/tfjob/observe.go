@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
@@ -35,8 +36,9 @@ func indexByJobName(ctx context.Context, indexer client.FieldIndexer) error {
 }
 
 // observe reads the job's pods and services from the cache. Objects with
-// the job's labels but another controller are not adopted: their names
-// are noted as taken.
+// the job's labels that are not its replicas (ReplicaOf) are not adopted,
+// whatever owner they name: their names are noted as taken, and the
+// tracking finalizer of the job's own leftovers noted for release.
 func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observed, error) {
 	obs := observed{
 		pods:          map[string]*corev1.Pod{},
@@ -45,10 +47,15 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		takenServices: sets.New[string](),
 	}
 	if r.opts.Progress != nil {
-		if p, ok := r.opts.Progress.Progress(job.UID); ok {
+		if p, ok := r.opts.Progress.Take(job.UID); ok {
 			obs.progress = &p
 		}
 	}
+	if r.opts.Supply != nil {
+		s := r.opts.Supply.Supply()
+		obs.supply = &s
+	}
+	log := log.FromContext(ctx)
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingFields{jobNameIndex: job.Name}}
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, opts...); err != nil {
@@ -56,11 +63,16 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if ownedBy(pod, job) {
+		err := ReplicaOf(pod, job)
+		switch {
+		case err == nil:
 			obs.pods[pod.Name] = pod
-		} else {
-			obs.takenPods.Insert(pod.Name)
+			continue
+		case stray(pod, job):
+			obs.strays = append(obs.strays, pod)
 		}
+		log.V(1).Info("Not adopting a pod labelled with the job's name: it is not one of the job's replicas", "pod", pod.Name, "why", err.Error())
+		obs.takenPods.Insert(pod.Name)
 	}
 	var services corev1.ServiceList
 	if err := r.client.List(ctx, &services, opts...); err != nil {
@@ -68,7 +80,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	}
 	for i := range services.Items {
 		svc := &services.Items[i]
-		if ownedBy(svc, job) {
+		if ReplicaOf(svc, job) == nil {
 			obs.services[svc.Name] = svc
 		} else {
 			obs.takenServices.Insert(svc.Name)
@@ -91,14 +103,4 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		obs.hasPodGroup = err == nil
 	}
 	return obs, nil
-}
-
-// ownedBy reports whether the job is the object's controller.
-func ownedBy(o client.Object, job *kubeflowv1.TFJob) bool {
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.UID == job.UID {
-			return true
-		}
-	}
-	return false
 }

@@ -371,36 +371,6 @@ func TestServiceForWholeService(t *testing.T) {
 	}
 }
 
-func TestOwnedBy(t *testing.T) {
-	job := makeJob("j").replicas(Worker, 1, Never).obj()
-	no := false
-	cases := map[string]struct {
-		refs []metav1.OwnerReference
-		want bool
-	}{
-		"our owner reference": {refs: []metav1.OwnerReference{ownerReference(job)}, want: true},
-		"no owner":            {},
-		"another job of the same name": {refs: []metav1.OwnerReference{func() metav1.OwnerReference {
-			ref := ownerReference(job)
-			ref.UID = "uid-older-j"
-			return ref
-		}()}},
-		"owner but not controller": {refs: []metav1.OwnerReference{func() metav1.OwnerReference {
-			ref := ownerReference(job)
-			ref.Controller = &no
-			return ref
-		}()}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", OwnerReferences: tc.refs}}
-			if got := ownedBy(pod, job); got != tc.want {
-				t.Errorf("ownedBy = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestMasterRoleWithoutRunningChief: a Chief with zero replicas leads no
 // one, so worker 0 carries job-role=master.
 func TestMasterRoleWithoutRunningChief(t *testing.T) {

@@ -72,7 +72,9 @@ func TestTokenReviewOfDeletedPod(t *testing.T) {
 	if err := apiServer.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	token := podToken(t, pod, tfjob.ReportAudience)
+	// The manager remembers a refused token for a while: the spare, sent
+	// only once the pod is recreated, shows what it says then.
+	token, spare := podToken(t, pod, tfjob.ReportAudience), podToken(t, pod, tfjob.ReportAudience)
 	r, err := review(ctx, token)
 	if err != nil || !r.Authenticated || r.User.Extra["authentication.kubernetes.io/pod-name"][0] != "bare" ||
 		r.User.Extra["authentication.kubernetes.io/pod-uid"][0] != string(pod.UID) {
@@ -107,7 +109,7 @@ func TestTokenReviewOfDeletedPod(t *testing.T) {
 	if r.Authenticated {
 		t.Error("the token of a pod recreated under its name is authenticated")
 	}
-	wantReport(t, ns, "any", bearer(token), `{"step": 1}`, http.StatusForbidden, "does not match service account pod ref claim")
+	wantReport(t, ns, "any", bearer(spare), `{"step": 1}`, http.StatusForbidden, "does not match service account pod ref claim")
 }
 
 // review asks the TokenReview API about token, for the report audience.

@@ -89,11 +89,16 @@ func podToken(t *testing.T, pod *corev1.Pod, audience string) string {
 }
 
 // requestToken is a token of the namespace's default ServiceAccount, bound
-// to bound if not nil.
+// to bound if not nil; for the apiserver's own audience if audience is
+// empty.
 func requestToken(t *testing.T, ns, audience string, bound *authenticationv1.BoundObjectReference) string {
 	t.Helper()
+	var audiences []string
+	if audience != "" {
+		audiences = []string{audience}
+	}
 	tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), "default", &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{audience}, ExpirationSeconds: ptr.To[int64](600), BoundObjectRef: bound},
+		Spec: authenticationv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: ptr.To[int64](600), BoundObjectRef: bound},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("Requesting a token for audience %s: %v", audience, err)

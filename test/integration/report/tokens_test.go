@@ -3,6 +3,7 @@
 package report
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,11 +11,23 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // expiredToken is genuine with its life moved two hours back, signed again
@@ -90,4 +103,79 @@ func es256(t *testing.T, key *ecdsa.PrivateKey, data string) string {
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
 	return base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// TestTokensOfOtherPods: genuine tokens of pods that are not running
+// replicas of the job reported for change nothing: a replica of a job of
+// the same name in another namespace, a replica that is terminating (its
+// token trusted from an earlier report), and a replica's token for the
+// apiserver's own audience rather than backfill.dev.
+func TestTokensOfOtherPods(t *testing.T) {
+	ctx := context.Background()
+	ns, elsewhere := newNamespace(t), newNamespace(t)
+	job, pods := runningJob(t, ns, "mnist", 1)
+	_, strangers := runningJob(t, elsewhere, "mnist", 1)
+	token := podToken(t, pods[0], tfjob.ReportAudience)
+	wantReport(t, ns, "mnist", bearer(token), `{"step": 10}`, http.StatusNoContent, "")
+	job = waitForJob(t, job, "step 10", func(st kubeflowv1.JobStatus) bool { return st.Progress != nil && st.Progress.Step == 10 })
+
+	const refused = `{"step": 7777, "checkpoint": true}`
+	wantReport(t, ns, "mnist", bearer(podToken(t, strangers[0], tfjob.ReportAudience)), refused, http.StatusForbidden, "not a replica of TFJob "+ns+"/mnist")
+
+	apiToken := podToken(t, pods[0], "")
+	if c, _ := jwtClaims(t, apiToken)["aud"].([]any); len(c) == 0 || slices.Contains(c, any(tfjob.ReportAudience)) {
+		t.Fatalf("a token for the apiserver's audience has aud %v", c)
+	}
+	wantReport(t, ns, "mnist", bearer(apiToken), refused, http.StatusUnauthorized, "not valid for backfill.dev")
+
+	// A finalizer keeps the deleted pod terminating.
+	const hold = "test.backfill.dev/hold"
+	pod := pods[0]
+	patchFinalizers(t, pod, `["`+hold+`"]`)
+	t.Cleanup(func() { patchFinalizers(t, pod, `null`) })
+	if err := apiServer.Client.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, "the terminating pod's report to be refused", func(context.Context) (bool, error) {
+		status, why := post(t, ns, "mnist", bearer(token), `{"step": 10}`)
+		if status == http.StatusForbidden && !strings.Contains(why, "terminating") && !strings.Contains(why, "invalidated") {
+			return false, fmt.Errorf("403 %q, want it to say the pod is terminating", why)
+		}
+		return status == http.StatusForbidden, nil
+	})
+	status, why := post(t, ns, "mnist", bearer(token), refused)
+	if status != http.StatusForbidden {
+		t.Errorf("a terminating pod's report: %d %q, want 403", status, why)
+	}
+	framework.Consistently(t, "a refused report reached the status", quiet, func(ctx context.Context) (bool, error) {
+		got, err := getJob(ctx, job)
+		return err == nil && !cmp.Equal(got.Status.Progress, job.Status.Progress), err
+	})
+}
+
+// jwtClaims are the claims of a token, unverified.
+func jwtClaims(t *testing.T, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("the token has %d parts, want a JWS of 3", len(parts))
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]any{}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims
+}
+
+// patchFinalizers sets the pod's finalizers to the JSON list (or null).
+func patchFinalizers(t *testing.T, pod *corev1.Pod, finalizers string) {
+	t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":`+finalizers+`}}`))
+	if err := apiServer.Client.Patch(context.Background(), pod.DeepCopy(), patch); client.IgnoreNotFound(err) != nil {
+		t.Fatalf("Setting the finalizers of pod %s: %v", pod.Name, err)
+	}
 }
