@@ -20,6 +20,31 @@ one line that says what is wrong and how to fix it.
 {{- fail (printf "manager.kubeAPIBurst=%v is below manager.kubeAPIQPS=%v: the token bucket would not hold one second of requests; raise it to at least kubeAPIQPS (twice is usual)" .Values.manager.kubeAPIBurst .Values.manager.kubeAPIQPS) }}
 {{- end }}
 {{- include "backfill.validateReclaim" . }}
+{{- include "backfill.validateReportCertificate" . }}
+{{- end -}}
+
+{{/*
+Checks of where the report endpoint's certificate comes from: the chart's
+own Secret, reports.existingSecret or cert-manager, one at a time.
+*/}}
+{{- define "backfill.validateReportCertificate" -}}
+{{- $r := .Values.reports }}
+{{- $cm := $r.certManager }}
+{{- if and $r.existingSecret $cm.enabled }}
+{{- fail (printf "reports.existingSecret=%s and reports.certManager.enabled=true both give the report endpoint's certificate: keep existingSecret for a Secret you make yourself, or certManager to have cert-manager issue it, not both" $r.existingSecret) }}
+{{- end }}
+{{- if and (not $r.enabled) $cm.enabled }}
+{{- fail "reports.certManager.enabled=true with reports.enabled=false: nothing would use the certificate; turn reports on, or certManager off" }}
+{{- end }}
+{{- if and (not $r.enabled) $r.existingSecret }}
+{{- fail (printf "reports.existingSecret=%s with reports.enabled=false: nothing would mount the Secret; turn reports on, or remove existingSecret" $r.existingSecret) }}
+{{- end }}
+{{- if and $cm.issuerRef.name (not $cm.enabled) }}
+{{- fail (printf "reports.certManager.issuerRef.name=%s with reports.certManager.enabled=false: cert-manager is not asked for the certificate; set reports.certManager.enabled=true to use the issuer, or remove issuerRef.name" $cm.issuerRef.name) }}
+{{- end }}
+{{- if and $cm.enabled (not $cm.issuerRef.name) (or (ne $cm.issuerRef.kind "Issuer") (ne $cm.issuerRef.group "cert-manager.io")) }}
+{{- fail (printf "reports.certManager.issuerRef has kind %s and group %s but no name: name your issuer in issuerRef.name, or leave kind and group at Issuer and cert-manager.io for the chart's own CA" $cm.issuerRef.kind $cm.issuerRef.group) }}
+{{- end }}
 {{- end -}}
 
 {{/*

@@ -23,7 +23,7 @@ import (
 // clusterReady prepares the apiserver once: the install namespace and the
 // dashboards' one, both held to the restricted Pod Security level (enforce
 // and warn, so that a Deployment whose pods would be refused draws a
-// warning), and the stand-in monitoring CRDs of testdata.
+// warning), and the stand-in monitoring and cert-manager CRDs of testdata.
 var clusterReady = sync.OnceValue(func() error {
 	c := apiServer.Client
 	for _, name := range []string{namespace, "monitoring"} {
@@ -36,7 +36,8 @@ var clusterReady = sync.OnceValue(func() error {
 		}
 	}
 	_, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join("testdata", "monitoring-crds.yaml")}, ErrorIfPathMissing: true,
+		Paths:              []string{filepath.Join("testdata", "monitoring-crds.yaml"), filepath.Join("testdata", "cert-manager-crds.yaml")},
+		ErrorIfPathMissing: true,
 	})
 	return err
 })
@@ -64,8 +65,8 @@ func dryRun(t *testing.T, manifest []byte) string {
 
 // Every rendering of the chart, and the kustomize install, is accepted by
 // the apiserver, and no Deployment draws a Pod Security warning at the
-// restricted level. The monitoring.coreos.com kinds are checked against
-// the stand-in CRDs of testdata/monitoring-crds.yaml.
+// restricted level. The monitoring.coreos.com and cert-manager.io kinds
+// are checked against the stand-in CRDs of testdata.
 func TestServerSideDryRun(t *testing.T) {
 	renderings := map[string]func(t *testing.T) []byte{
 		"kustomize config/default": func(t *testing.T) []byte {

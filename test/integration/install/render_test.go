@@ -44,6 +44,10 @@ var valueSets = map[string]valueSet{
 	"monitoring": {release: "backfill", values: "monitoring.yaml", fixtureFiles: true},
 	"podmonitor": {release: "backfill", values: "podmonitor.yaml"},
 	"custom":     {release: "training", values: "custom.yaml"},
+	// The report certificate from cert-manager, with the chart's CA or an
+	// existing issuer.
+	"cert-manager":        {release: "backfill", values: "cert-manager.yaml"},
+	"cert-manager-issuer": {release: "backfill", values: "cert-manager-issuer.yaml"},
 }
 
 // namespace is where the renderings install to, as config/default does.
