@@ -105,7 +105,7 @@ func TestPriorityClassFromThePods(t *testing.T) {
 	if got := priorityClassInWords(job, pods); got != "training-low" {
 		t.Errorf("describe with pods: %q, want training-low", got)
 	}
-	if got := jobRow(job, pods, true, fixedNow)[9]; got != "training-low" {
+	if got := jobRow(job, pods, true, fixedNow)[10]; got != "training-low" {
 		t.Errorf("get -o wide PRIORITY-CLASS: %q, want training-low", got)
 	}
 	named := makeJob("ns", "k", time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 1, 0).priorityClass("batch-low").obj()

@@ -24,7 +24,7 @@ func newGetCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "get [JOB...]",
-		Short: "List TFJobs: state, replicas ready/total, restarts, disruptions, last checkpoint, age",
+		Short: "List TFJobs: state, replicas ready/total, restarts, disruptions, last checkpoint, age, why pods wait for capacity",
 		Example: `  backfill get
   backfill get mnist -o wide
   backfill get -A -o name`,
@@ -127,7 +127,7 @@ type tableOptions struct {
 // renderJobTable writes the table of `get`.
 func renderJobTable(out io.Writer, jobs []kubeflowv1.TFJob, pods jobPods, opts tableOptions, now time.Time) error {
 	w := newTable(out)
-	header := []string{"NAME", "STATE", "REPLICAS", "RESTARTS", "DISRUPTIONS", "CHECKPOINT", "AGE"}
+	header := []string{"NAME", "STATE", "REPLICAS", "RESTARTS", "DISRUPTIONS", "CHECKPOINT", "AGE", "WAITING"}
 	if opts.wide {
 		header = append(header, "STEP", "TYPES", "PRIORITY-CLASS", "NODES")
 	}
@@ -168,6 +168,7 @@ func jobRow(job *kubeflowv1.TFJob, pods []corev1.Pod, wide bool, now time.Time) 
 		fmt.Sprint(job.Status.Disruptions),
 		checkpointAge(job, now),
 		age(job.CreationTimestamp, now),
+		waitingFor(job),
 	}
 	if !wide {
 		return row

@@ -28,6 +28,10 @@ func getFixture() ([]kubeflowv1.TFJob, jobPods) {
 		condition(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "TFJobSucceeded", "", 48*time.Hour).
 		progress(10000, -1, 48*time.Hour, 10000, 48*time.Hour).
 		goodput(59*time.Minute, 0, 0, time.Minute, 48*time.Hour, -1).obj()
+	// Its pods ask for reclaimed capacity, which no node publishes.
+	unpublished := makeJob("research", "bert", 4*time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 2, 0).
+		condition(kubeflowv1.JobCapacityPending, corev1.ConditionTrue, "UsageSourceUnavailable", "TFJob research/bert waits: its pods ask for reclaimed capacity and no node publishes any: the metrics-api usage source fails.", 4*time.Minute).
+		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/bert is created.", 4*time.Minute).obj()
 	fresh := makeJob("default", "unseen", 5*time.Second).replicas(kubeflowv1.ReplicaTypeWorker, 3, 0).priorityClass("batch-low").obj()
 	queued := makeJob("research", "llama", 10*time.Minute).replicas(kubeflowv1.ReplicaTypeWorker, 12, 0).queue("training", true).
 		condition(kubeflowv1.JobCreated, corev1.ConditionTrue, "TFJobCreated", "TFJob research/llama is created.", 10*time.Minute).
@@ -44,13 +48,21 @@ func getFixture() ([]kubeflowv1.TFJob, jobPods) {
 			unschedulable(podOf(dist, kubeflowv1.ReplicaTypeWorker, 2), gpuMessage),
 			unschedulable(podOf(dist, kubeflowv1.ReplicaTypeWorker, 3), gpuMessage),
 		},
+		"research/bert": {
+			unschedulable(podOf(unpublished, kubeflowv1.ReplicaTypeWorker, 0), batchCPUMessage),
+			unschedulable(podOf(unpublished, kubeflowv1.ReplicaTypeWorker, 1), batchCPUMessage),
+		},
 		"research/resnet": {
 			unschedulable(podOf(pending, kubeflowv1.ReplicaTypeWorker, 0), gpuMessage),
 			unschedulable(podOf(pending, kubeflowv1.ReplicaTypeWorker, 1), gpuMessage),
 		},
 	}
-	return []kubeflowv1.TFJob{*done, *fresh, *dist, *pending, *queued}, pods
+	return []kubeflowv1.TFJob{*done, *fresh, *dist, *pending, *queued, *unpublished}, pods
 }
+
+// batchCPUMessage is the scheduler's on a pod that asks for reclaimed
+// capacity in a cluster where no node publishes any.
+const batchCPUMessage = "0/3 nodes are available: 3 Insufficient backfill.dev/batch-cpu, 3 Insufficient backfill.dev/batch-memory. preemption: not eligible due to preemptionPolicy=Never."
 
 func TestGetTable(t *testing.T) {
 	for name, opts := range map[string]tableOptions{

@@ -119,14 +119,25 @@ func podReady(pod *corev1.Pod) bool {
 
 // jobState is the TFJob's state as kubectl's State column shows it: the
 // type of its last condition that holds, or "Pending" before the operator
-// has seen the job.
+// has seen the job. CapacityPending is no state (kubectl's Waiting column
+// shows it), and the operator keeps it first.
 func jobState(job *kubeflowv1.TFJob) string {
 	for i := len(job.Status.Conditions) - 1; i >= 0; i-- {
-		if c := job.Status.Conditions[i]; c.Status == corev1.ConditionTrue {
+		if c := job.Status.Conditions[i]; c.Status == corev1.ConditionTrue && c.Type != kubeflowv1.JobCapacityPending {
 			return string(c.Type)
 		}
 	}
 	return "Pending"
+}
+
+// waitingFor is why the job's pods wait for capacity, as kubectl's
+// Waiting column shows it: the reason of its CapacityPending condition,
+// "<none>" when they do not.
+func waitingFor(job *kubeflowv1.TFJob) string {
+	if c := jobCondition(job, kubeflowv1.JobCapacityPending); c != nil && c.Status == corev1.ConditionTrue {
+		return c.Reason
+	}
+	return "<none>"
 }
 
 // jobCondition returns the job's condition of type ctype, or nil.

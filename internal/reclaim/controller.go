@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/clusterview"
@@ -43,6 +45,12 @@ type Controller struct {
 	known map[string]bool
 	// warned are the pods whose job was told they can never fit.
 	warned map[string]bool
+
+	// supply is what the last decision offered (Supply), read by the
+	// TFJob controller's workers, which supplyChanges wake.
+	mu            sync.Mutex
+	supply        Supply
+	supplyChanges chan event.TypedGenericEvent[Supply]
 }
 
 // NewController decides with settings from source, reading the cluster
@@ -50,7 +58,8 @@ type Controller struct {
 // evicted.
 func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, notice time.Duration, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
 	return &Controller{client: c, view: view, source: source, settings: settings, notice: notice, recorder: recorder, clock: clk,
-		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{}}
+		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{},
+		supplyChanges: make(chan event.TypedGenericEvent[Supply], 1)}
 }
 
 // Start decides every interval until ctx ends.
@@ -93,6 +102,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	seen := map[string]bool{}
 	var errs []error
 	var writes []nodeWrite
+	var outcomes []nodeOutcome
 	for _, n := range state.nodes {
 		seen[n.Name] = true
 		u, ok := usage[n.Name]
@@ -106,6 +116,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		if err == nil {
 			writes = append(writes, nodeWrite{n, d, before})
 		}
+		outcomes = append(outcomes, nodeOutcome{node: n.Name, decision: d, partial: ok && u.Partial})
 		age := time.Duration(-1)
 		if ok {
 			age = start.Sub(u.At)
@@ -119,7 +130,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	c.known = seen
 	errs = append(errs, c.writeAll(ctx, writes))
-	errs = append(errs, c.evictDue(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, state.nodes))
+	most := ceiling(state.nodes, c.settings)
+	c.setSupply(supplyOf(outcomes, usageErr, c.source.Name(), c.settings, most))
+	errs = append(errs, c.evictDue(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, most))
 	return errors.Join(errs...)
 }
 

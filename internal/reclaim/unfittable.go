@@ -29,14 +29,14 @@ func ceiling(nodes []Node, s Settings) Resources {
 
 // warnUnfittable tells the TFJob of every unscheduled pod that asks for
 // more reclaimed capacity than any node could ever offer: it would wait
-// forever. Each pod is told once.
-func (c *Controller) warnUnfittable(ctx context.Context, nodes []Node) error {
+// forever (more than most, the ceiling of every node). Each pod is told
+// once.
+func (c *Controller) warnUnfittable(ctx context.Context, most Resources) error {
 	var pods corev1.PodList
 	// Read only, so not copied.
 	if err := c.client.List(ctx, &pods, client.MatchingLabels{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName}, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing TFJob pods: %w", err)
 	}
-	most := ceiling(nodes, c.settings)
 	live := map[string]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]

@@ -305,4 +305,10 @@ const (
 	JobSuspended JobConditionType = "Suspended"
 	// JobFailed means the job failed. Terminal.
 	JobFailed JobConditionType = "Failed"
+	// JobCapacityPending means pods of the job wait for the capacity they
+	// ask for; its reason and message say why and what to do. backfill
+	// adds it while they wait and removes it when none does. It is not a
+	// state: it stays first in the list, so the last condition is still
+	// the job's state.
+	JobCapacityPending JobConditionType = "CapacityPending"
 )

@@ -12,10 +12,12 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.type=="CapacityPending")].reason`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts`,priority=1
 // +kubebuilder:printcolumn:name="Disruptions",type=integer,JSONPath=`.status.disruptions`,priority=1
 // +kubebuilder:printcolumn:name="Step",type=integer,JSONPath=`.status.progress.step`,priority=1
 // +kubebuilder:printcolumn:name="Checkpoint",type=date,JSONPath=`.status.progress.checkpointTime`,priority=1
+// +kubebuilder:printcolumn:name="Why",type=string,JSONPath=`.status.conditions[?(@.type=="CapacityPending")].message`,priority=1
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit), because pod and service names are derived from it",fieldPath=".metadata.name"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.tfReplicaSpecs) || self.spec.tfReplicaSpecs.all(t, size(self.metadata.name) + size(t) + size(string((has(self.spec.tfReplicaSpecs[t].replicas) ? self.spec.tfReplicaSpecs[t].replicas : 1) - 1)) + 2 <= 63)",message="metadata.name is too long: the derived pod and service names <name>-<replica type>-<index> must fit in 63 characters; shorten metadata.name",fieldPath=".metadata.name"
 type TFJob struct {

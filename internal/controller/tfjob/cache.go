@@ -23,7 +23,9 @@ import (
 // fields; of the spec, the node, the gang it joined and, until the pod is
 // bound, what its requests are computed from (unfittable pods are warned
 // about); of the status, the phase and reason, a DisruptionTarget
-// condition, the start and each container's state and restarts. A Go pod struct costs far more
+// condition and, until the pod is bound, the scheduler's PodScheduled
+// condition (a job says why its pods wait), the start and each
+// container's state and restarts. A Go pod struct costs far more
 // than its JSON (a resource list is a map of Quantities), so what is not
 // read is not kept.
 func SlimPod(obj any) (any, error) {
@@ -38,7 +40,7 @@ func SlimPod(obj any) (any, error) {
 		Status: corev1.PodStatus{
 			Phase:             pod.Status.Phase,
 			Reason:            pod.Status.Reason,
-			Conditions:        disruptionTargets(pod.Status.Conditions),
+			Conditions:        keptConditions(pod),
 			StartTime:         pod.Status.StartTime,
 			ContainerStatuses: slimContainerStatuses(pod.Status.ContainerStatuses),
 		},
@@ -80,12 +82,18 @@ func containerRequests(cs []corev1.Container) []corev1.Container {
 	return out
 }
 
-// disruptionTargets keeps the condition that says why the cluster ended
-// a pod.
-func disruptionTargets(cs []corev1.PodCondition) []corev1.PodCondition {
+// keptConditions keeps the condition that says why the cluster ended a
+// pod and, while the pod is not bound, the one that says why the
+// scheduler has not placed it. The scheduler's message is the same for
+// many waiting pods, so one copy is kept.
+func keptConditions(pod *corev1.Pod) []corev1.PodCondition {
 	var out []corev1.PodCondition
-	for _, c := range cs {
-		if c.Type == corev1.DisruptionTarget {
+	for _, c := range pod.Status.Conditions {
+		switch {
+		case c.Type == corev1.DisruptionTarget:
+			out = append(out, c)
+		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && pod.Spec.NodeName == "":
+			c.Message = intern.String(c.Message)
 			out = append(out, c)
 		}
 	}

@@ -57,6 +57,41 @@ func setCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionTyp
 	status.Conditions = kept
 }
 
+// setLeadingCondition records a True condition that is not a state, such
+// as CapacityPending: a new one goes first, so that the last condition is
+// still the job's state (kubectl's State column, Kubeflow's clients,
+// Kueue); one already there keeps its place and its transition time. A
+// condition that is already so is left untouched.
+func setLeadingCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType, reason, message string, now metav1.Time) {
+	c := findCondition(status, ctype)
+	if c == nil {
+		lead := kubeflowv1.JobCondition{Type: ctype, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastUpdateTime: now, LastTransitionTime: now}
+		status.Conditions = append([]kubeflowv1.JobCondition{lead}, status.Conditions...)
+		return
+	}
+	if c.Status == corev1.ConditionTrue && c.Reason == reason && c.Message == message {
+		return
+	}
+	if c.Status != corev1.ConditionTrue {
+		c.Status, c.LastTransitionTime = corev1.ConditionTrue, now
+	}
+	c.Reason, c.Message, c.LastUpdateTime = reason, message, now
+}
+
+// removeCondition drops the condition of a type, if the job has one.
+func removeCondition(status *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType) {
+	if findCondition(status, ctype) == nil {
+		return
+	}
+	kept := make([]kubeflowv1.JobCondition, 0, len(status.Conditions)-1)
+	for _, c := range status.Conditions {
+		if c.Type != ctype {
+			kept = append(kept, c)
+		}
+	}
+	status.Conditions = kept
+}
+
 // stopsRunning reports whether a new condition ends the Running state.
 func stopsRunning(ctype kubeflowv1.JobConditionType, cstatus corev1.ConditionStatus) bool {
 	switch ctype {

@@ -15,6 +15,7 @@ import (
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/progress"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // observed is what one pass sees of a job's children in the cache.
@@ -25,6 +26,9 @@ type observed struct {
 	// takenPods and takenServices are names held by objects the job does
 	// not own; the job waits for them to go rather than adopt them.
 	takenPods, takenServices sets.Set[string]
+	// strays are pods that are not replicas but carry the job's tracking
+	// finalizer and ended (see stray): released, never counted.
+	strays []*corev1.Pod
 	// hasPodGroup: the job's gang PodGroup exists.
 	hasPodGroup bool
 	// missingPriorityClasses are PriorityClasses the job's pods name that
@@ -33,6 +37,9 @@ type observed struct {
 	// progress is what the job's training code reported since the status
 	// was last written, if anything.
 	progress *kubeflowv1.Progress
+	// supply is what reclaimed capacity the cluster offers, as the reclaim
+	// controller last decided it; nil without reclaimed capacity.
+	supply *reclaim.Supply
 }
 
 // replicaID names one replica of a job.
@@ -72,6 +79,9 @@ type plan struct {
 	podGroupClass            string
 	events                   []event
 	requeueAfter             time.Duration
+	// stepsHeld is how long the reported step waits to be written
+	// (takeProgress), when it does.
+	stepsHeld time.Duration
 	// checkpointed is when the job last reported a durable checkpoint:
 	// a pod given a stop notice before it may stop at once.
 	checkpointed time.Time
@@ -91,19 +101,27 @@ type policy struct {
 	stopNotice time.Duration
 	// retireAfter is how long a finished job stays before it is retired.
 	retireAfter time.Duration
+	// stepInterval is how often at most reported steps alone write the
+	// status (progress.StepInterval).
+	stepInterval time.Duration
 }
 
 // planPass decides one reconcile pass for a job, given what the cache holds
 // and the time. It is pure: the reconciler does the writes.
 func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *plan {
 	p := &plan{status: *job.Status.DeepCopy()}
-	p.status.Progress = progress.Merge(p.status.Progress, obs.progress)
+	held := p.takeProgress(&job.Status, obs.progress, now, pol.stepInterval)
 	if c := p.status.Progress; c != nil && c.CheckpointTime != nil {
 		p.checkpointed = c.CheckpointTime.Time
 	}
 	p.decide(job, obs, now, pol)
+	p.noteCapacityWait(job, obs, now)
+	for _, pod := range obs.strays {
+		p.release(pod)
+	}
 	p.retire(job, pol)
 	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
+	p.settleProgress(&job.Status, obs.progress, held)
 	p.retireIfDone(job, obs, now, pol)
 	return p
 }

@@ -13,8 +13,10 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -62,6 +64,9 @@ type Options struct {
 	// Reclaim gives the pods of jobs that do not opt out batch resources
 	// in place of cpu and memory: they run in reclaimed capacity.
 	Reclaim bool
+	// Supply, with Reclaim, is the reclaim controller: jobs whose pods
+	// wait for reclaimed capacity say why (CapacityPending).
+	Supply ReclaimedSupply
 	// Progress holds what training code reported (nil: no reports); the
 	// controller writes it into the jobs' status.
 	Progress *progress.Store
@@ -108,9 +113,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&corev1.Service{}).
 		// A PriorityClass that appears releases the jobs waiting for it.
 		Watches(&schedulingv1.PriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsWaitingToStart)).
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobsIn), builder.WithPredicates(quotaFreed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)})
 	if r.opts.Gang != colocation.GangNone {
 		b = b.Owns(EmptyPodGroup(r.opts.Gang))
+	}
+	if r.opts.Supply != nil {
+		// A change of what reclaimed capacity the cluster offers wakes the
+		// jobs whose pods wait for it, to say why anew.
+		b = b.WatchesRawSource(source.Channel(r.opts.Supply.SupplyChanges(), r.supplyChanged()))
 	}
 	if r.opts.Progress != nil {
 		// A report wakes its job, which writes it into the status.
@@ -125,17 +136,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	job := &kubeflowv1.TFJob{}
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.forgetProgress(req.NamespacedName, "")
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("reading TFJob: %w", err)
 	}
 	if job.DeletionTimestamp != nil {
 		r.expected.forget(job.UID)
-		if r.opts.Progress != nil {
-			r.opts.Progress.Forget(job.UID)
-		}
+		r.forgetProgress(req.NamespacedName, "")
 		return ctrl.Result{}, r.releaseOrphans(ctx, job.Namespace, job.Name, job.UID)
 	}
+	// Progress of an earlier job of the name, if the cache never showed
+	// it gone.
+	r.forgetProgress(req.NamespacedName, job.UID)
 	if !managedHere(job) {
 		return ctrl.Result{}, nil
 	}
@@ -151,7 +164,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice, retireAfter: r.opts.RetireAfter})
+	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice, retireAfter: r.opts.RetireAfter, stepInterval: progress.StepInterval})
+	if p.stepsHeld > 0 {
+		r.opts.Progress.HoldUntil(job.UID, now.Add(p.stepsHeld))
+	}
 	written, err := r.writeStatus(ctx, job, p.status, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {
@@ -177,6 +193,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, "%s", e.message)
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// forgetProgress drops the reported progress of the job named job unless
+// it is of the job of UID keep, the one the cache holds: level-triggered,
+// so that every pass for a name leaves the store as the cache is.
+func (r *Reconciler) forgetProgress(job types.NamespacedName, keep types.UID) {
+	if r.opts.Progress != nil {
+		r.opts.Progress.ForgetUnless(job, keep)
+	}
 }
 
 // managedHere reports whether runPolicy.managedBy leaves the job to us.

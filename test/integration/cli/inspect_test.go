@@ -133,7 +133,7 @@ func TestGetListsAndRefuses(t *testing.T) {
 	table := cli(t, "", "get", "-n", ns)
 	table.wantSuccess(t)
 	lines := strings.Split(strings.TrimSpace(table.stdout), "\n")
-	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME STATE REPLICAS RESTARTS DISRUPTIONS CHECKPOINT AGE" ||
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME STATE REPLICAS RESTARTS DISRUPTIONS CHECKPOINT AGE WAITING" ||
 		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "small Pending 0/1 0 0 <none> ") {
 		t.Errorf("get printed:\n%s", table.stdout)
 	}

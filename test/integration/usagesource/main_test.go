@@ -1,0 +1,146 @@
+//go:build integration
+
+// Package usagesource runs the manager as it is installed by default, its
+// usage source the metrics API, in a cluster without metrics-server: a
+// real kube-apiserver with its aggregation layer, etcd, kube-scheduler and
+// kwok's simulated nodes. No node publishes reclaimed capacity, so a
+// TFJob's pods wait, and the job says why where users look; once
+// metrics-server is installed, capacity is published and the pods run.
+package usagesource
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/reclaim"
+	"github.com/backfill-dev/backfill/test/framework"
+)
+
+var (
+	suite     *framework.Suite
+	apiServer *framework.APIServer
+	// kubeconfig is an admin's, for kubectl and the backfill CLI.
+	kubeconfig string
+)
+
+// The nodes: two of 16 CPU and 64Gi, whose kubelet metrics kwok serves
+// for metrics-server, each running an online pod that requests 8 CPU and
+// 32Gi and uses 2 CPU and 8Gi.
+var nodes = []string{"sim-cpu-0", "sim-cpu-1"}
+
+// settings are the production model on a clock fast enough for a test.
+// The window is long enough to see the manager's usage history warm up
+// once metrics-server answers (its first node metrics take two to three
+// of its 10 s scrapes).
+func settings() reclaim.Settings {
+	s := reclaim.DefaultSettings()
+	s.Interval = time.Second
+	s.Window = time.Minute
+	s.CPUEvictionDelay = 0
+	s.GrowthPerMinute, s.MinChange = 1000, 1
+	s.StaleAfter = 40 * time.Second
+	return s
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+// run is TestMain's body, so that the suite's stops run before os.Exit.
+func run(m *testing.M) (code int) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	var err error
+	if suite, err = framework.NewSuite("usage-source"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { code = suite.Close(code) }()
+
+	if apiServer, err = framework.StartAggregatingAPIServer(suite.Logs); err != nil {
+		return suite.Fail(err)
+	}
+	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+	scheduler, err := apiServer.StartScheduler(suite.Logs)
+	if err != nil {
+		return suite.Fail(err)
+	}
+	suite.OnStop("kube-scheduler", scheduler.Stop)
+	if _, err := suite.StartKwok(apiServer, false); err != nil {
+		return suite.Fail(err)
+	}
+	if kubeconfig, err = apiServer.AdminKubeconfig(suite.Logs, "user"); err != nil {
+		return suite.Fail(err)
+	}
+	if err := createNodes(); err != nil {
+		return suite.Fail(err)
+	}
+
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts.ReclaimSettings = settings()
+	if err := opts.Validate(); err != nil {
+		return suite.Fail(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
+	suite.OnStop("the manager", func() error {
+		cancel()
+		return <-done
+	})
+	return m.Run()
+}
+
+func createNodes() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range nodes {
+		node := simkwok.NodeObject(simkwok.NodeSpec{Name: name, CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")})
+		node.Annotations[simkwok.ResourceMetricsPathAnnotation] = simkwok.ResourceMetricsPath(name)
+		if err := apiServer.Client.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", name, err)
+		}
+		if err := apiServer.Client.Create(ctx, onlinePod(name)); err != nil {
+			return fmt.Errorf("creating the online pod of node %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// onlinePod is an online service's pod on node, bound to it directly.
+func onlinePod(node string) *corev1.Pod {
+	requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: metav1.NamespaceDefault, Name: "web-" + node,
+			Annotations: map[string]string{simkwok.UsageCPUAnnotation: "2", simkwok.UsageMemoryAnnotation: "8Gi"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			Containers: []corev1.Container{{
+				Name: "web", Image: "registry.invalid/web:never-pulled",
+				Resources: corev1.ResourceRequirements{Requests: requests, Limits: requests},
+			}},
+		},
+	}
+}
+
+// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
+func zapLevel() zapcore.Level {
+	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
