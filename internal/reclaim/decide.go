@@ -128,7 +128,7 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 func wholeMiB(bytes int64) int64 { return bytes &^ (1<<20 - 1) }
 
 // deficit is what offline pods must release, per resource: nothing while
-// online pods keep more than the eviction margin free; once they do not,
+// online pods leave at least the eviction margin free; once they leave less,
 // enough to bring what offline pods hold back to the target, the margin
 // whole again. Memory goes by the online peak, CPU by a rise that has
 // lasted CPUEvictionDelay, since offline pods yield CPU at once.

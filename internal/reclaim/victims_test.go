@@ -75,6 +75,19 @@ func TestChooseVictims(t *testing.T) {
 			need: res(2000, 0),
 			want: []string{"g-worker-0", "g-worker-1"},
 		},
+		"a gang already hit costs nothing more, even beside a job that loses as much": {
+			// g-worker-1 restarted 10m ago: g loses 2 x 10m, as much as s
+			// (1 x 20m), and its restarted pod goes first. After it, the
+			// rest of g is lost anyway: g-worker-0 costs nothing, where s
+			// would lose 20m more.
+			pods: func() []Pod {
+				g := gang("g", 2, res(1000, 1), 30*time.Minute, "g-worker-0", "g-worker-1")
+				g[1].Started, g[1].Job.Since = ago(10*time.Minute), ago(10*time.Minute)
+				return append(g, single("s", res(1000, 1), 20*time.Minute))
+			}(),
+			need: res(2000, 0),
+			want: []string{"g-worker-1", "g-worker-0"},
+		},
 		"a job already disrupted elsewhere goes first": {
 			pods: func() []Pod {
 				g := gang("g", 4, res(1000, 1), 3*time.Hour, "g-worker-0")
@@ -109,6 +122,13 @@ func TestChooseVictims(t *testing.T) {
 			need: res(3000, 0),
 			want: []string{"big"},
 		},
+		"of the victims the last one makes unneeded, the costlier is spared, and only one": {
+			// Chosen a, b, then c for the rest; with c, either a or b is
+			// unneeded but not both: b, which loses more, is spared.
+			pods: []Pod{single("a", res(1000, 1), 5*time.Minute), single("b", res(1000, 1), 10*time.Minute), single("c", res(2000, 2), 2*time.Hour)},
+			need: res(3000, 0),
+			want: []string{"a", "c"},
+		},
 		"memory deficit: pods without batch memory do not help": {
 			pods: []Pod{single("cpu-only", res(4000, 0), time.Minute), single("mem", res(0, 8), time.Hour)},
 			need: res(0, 6),
@@ -124,10 +144,22 @@ func TestChooseVictims(t *testing.T) {
 			need: res(5000, 0),
 			want: []string{"a", "b"},
 		},
+		"not enough to cover: a pod that helps with nothing still short is spared": {
+			// m covers the memory; m2 would add memory only, while CPU is
+			// what is still short.
+			pods: []Pod{single("m", res(0, 1), time.Minute), single("m2", res(0, 1), 2*time.Minute), single("c1", res(1000, 0), time.Hour), single("c2", res(1000, 0), 2*time.Hour)},
+			need: res(3000, 1),
+			want: []string{"m", "c1", "c2"},
+		},
 		"an offline pod of no TFJob costs its own time": {
 			pods: []Pod{{Namespace: "etl", Name: "loose", UID: "loose", Batch: res(1000, 1), Started: ago(time.Minute)}, single("s", res(1000, 1), time.Hour)},
 			need: res(1000, 0),
 			want: []string{"loose"},
+		},
+		"an offline pod of no TFJob that ran longer loses more": {
+			pods: []Pod{{Namespace: "etl", Name: "loose", UID: "loose", Batch: res(1000, 1), Started: ago(2 * time.Hour)}, single("s", res(1000, 1), time.Hour)},
+			need: res(1000, 0),
+			want: []string{"s"},
 		},
 	}
 	for name, tc := range cases {
