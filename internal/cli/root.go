@@ -21,7 +21,7 @@ import (
 func Execute() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCommand()
+	root := NewRootCommand()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		if isUsageError(err) {
@@ -32,7 +32,9 @@ func Execute() int {
 	return 0
 }
 
-func newRootCommand() *cobra.Command {
+// NewRootCommand returns the whole command tree, named backfill or, when
+// run as kubectl-backfill, kubectl backfill. Tests read its flags too.
+func NewRootCommand() *cobra.Command {
 	name := "backfill"
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
 		name = "kubectl backfill"

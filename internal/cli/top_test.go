@@ -204,7 +204,7 @@ func TestTopFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			root := newRootCommand()
+			root := NewRootCommand()
 			root.SetArgs(append([]string{"top"}, tc.args...))
 			root.SetOut(&bytes.Buffer{})
 			err := root.Execute()
@@ -227,7 +227,7 @@ func TestTopFindsDevPrometheus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	root := newRootCommand()
+	root := NewRootCommand()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetArgs([]string{"top", "--once", "--state-dir", dir})
@@ -344,7 +344,7 @@ func TestTopChartFlag(t *testing.T) {
 			fake := &fakePrometheus{ranges: chartSeries()}
 			server := httptest.NewServer(fake)
 			defer server.Close()
-			root := newRootCommand()
+			root := NewRootCommand()
 			var out bytes.Buffer
 			root.SetOut(&out)
 			root.SetArgs([]string{"top", "--once", "--prometheus-url", server.URL, tc.flag})

@@ -56,6 +56,7 @@ var every = []documented{
 	{NameDisruptions, "counter", []string{"reason"}},
 	{NameTimeToRunning, "histogram", []string{"namespace"}},
 	{NameDuration, "histogram", []string{"result"}},
+	{NameReportJobs, "gauge", nil},
 	{NameReclaimTarget, "gauge", []string{"node", "resource"}},
 	{NameReclaimOnlinePeak, "gauge", []string{"node", "resource"}},
 	{NameReclaimUsageAge, "gauge", []string{"node"}},
@@ -133,7 +134,9 @@ func TestLabelsBounded(t *testing.T) {
 		ReclaimSynced(time.Second)
 		NodeWritten()
 		Evicted("memory", EvictionRefused)
+		ReportedJobs(func() int { return len(jobs) })
 	})
+	ReportedJobs(nil)
 	phases := &phaseCollector{desc: jobPhases.desc}
 	var objs []client.Object
 	for _, j := range jobs {
@@ -203,13 +206,10 @@ func TestRegister(t *testing.T) {
 	for _, c := range collectors {
 		var already prometheus.AlreadyRegisteredError
 		if err := ctrlmetrics.Registry.Register(c); !errors.As(err, &already) {
-			t.Errorf("Registering %v again: %v, want AlreadyRegisteredError", describe(c), err)
+			t.Errorf("Registering %v again: %v, want AlreadyRegisteredError", describedNames(c), err)
 		}
 	}
-	var names []string
-	for _, c := range collectors {
-		names = append(names, describe(c)...)
-	}
+	names := Names()
 	var want []string
 	for _, m := range every {
 		want = append(want, m.name)
@@ -217,21 +217,6 @@ func TestRegister(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("Registered metrics = %v, want %v", names, want)
 	}
-}
-
-// describe names the metrics of a collector.
-func describe(c prometheus.Collector) []string {
-	ch := make(chan *prometheus.Desc, 10)
-	c.Describe(ch)
-	close(ch)
-	var names []string
-	for d := range ch {
-		// Desc keeps its name private; its String form starts with it.
-		s := d.String()
-		start := strings.Index(s, `fqName: "`) + len(`fqName: "`)
-		names = append(names, s[start:start+strings.Index(s[start:], `"`)])
-	}
-	return names
 }
 
 // TestDocumented checks that docs/observability.md lists every metric

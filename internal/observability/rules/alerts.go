@@ -77,7 +77,7 @@ func failed() Alert {
 		Expr:        fmt.Sprintf(`%s{phase="Failed"} == 1`, metrics.NameJobInfo),
 		Severity:    SeverityWarning,
 		Summary:     "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} failed",
-		Description: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} failed; its Failed condition says why (backoffLimit, activeDeadlineSeconds, a missing PriorityClass, a failed pod).",
+		Description: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} failed; its Failed condition says why (a replica that failed for good, backoffLimit, activeDeadlineSeconds).",
 	}
 }
 

@@ -107,7 +107,7 @@ func TestAlerts(t *testing.T) {
 					"namespace": "team-a", "tfjob": "mnist", "phase": "Failed", "priority_class": "backfill-offline",
 				},
 				Annotations: annotations("backfilltfjobfailed", "TFJob team-a/mnist failed",
-					"TFJob team-a/mnist failed; its Failed condition says why (backoffLimit, activeDeadlineSeconds, a missing PriorityClass, a failed pod)."),
+					"TFJob team-a/mnist failed; its Failed condition says why (a replica that failed for good, backoffLimit, activeDeadlineSeconds)."),
 			}},
 		},
 		"job succeeded: silent": {
