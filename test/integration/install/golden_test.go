@@ -288,22 +288,27 @@ func TestChartRefusesBadValues(t *testing.T) {
 		},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			args := []string{"template", "backfill", chartDir(), "--namespace", namespace}
-			for _, s := range tc.set {
-				args = append(args, "--set", s)
-			}
-			out, err := framework.Helm(args...)
-			if err == nil {
-				t.Fatalf("helm %s rendered:\n%s\nwant a refusal", strings.Join(args, " "), out)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("helm %s: %v\nwant an error containing %q", strings.Join(args, " "), err, tc.want)
-			}
-			if len(out) != 0 {
-				t.Errorf("A refused rendering printed:\n%s", out)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkRefused(t, tc.set, tc.want) })
+	}
+}
+
+// checkRefused renders the chart with the values set and checks that helm
+// refuses it with an error containing want, printing nothing.
+func checkRefused(t *testing.T, set []string, want string) {
+	t.Helper()
+	args := []string{"template", "backfill", chartDir(), "--namespace", namespace}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := framework.Helm(args...)
+	if err == nil {
+		t.Fatalf("helm %s rendered:\n%s\nwant a refusal", strings.Join(args, " "), out)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("helm %s: %v\nwant an error containing %q", strings.Join(args, " "), err, want)
+	}
+	if len(out) != 0 {
+		t.Errorf("A refused rendering printed:\n%s", out)
 	}
 }
 

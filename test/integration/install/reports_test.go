@@ -15,8 +15,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-
-	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // The chart's report certificate is signed by the CA beside it and names
@@ -176,19 +174,7 @@ func TestChartRefusesContradictoryCertificates(t *testing.T) {
 		},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			args := []string{"template", "backfill", chartDir(), "--namespace", namespace}
-			for _, s := range tc.set {
-				args = append(args, "--set", s)
-			}
-			out, err := framework.Helm(args...)
-			if err == nil {
-				t.Fatalf("helm %s rendered:\n%s\nwant a refusal", strings.Join(args, " "), out)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("helm %s: %v\nwant an error containing %q", strings.Join(args, " "), err, tc.want)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkRefused(t, tc.set, tc.want) })
 	}
 }
 
