@@ -832,7 +832,8 @@ func TestValidationKubectlPrinterColumns(t *testing.T) {
 	out := kubectl(t, "get", "tfjob", "-n", ns)
 	t.Logf("kubectl get tfjob:\n%s", out)
 	header, row := tableRow(t, out, job.Name)
-	wantColumns(t, "kubectl get tfjob", header, []string{"NAME", "STATE", "AGE"})
+	// WAITING (and WHY) are empty: no pod waits for capacity.
+	wantColumns(t, "kubectl get tfjob", header, []string{"NAME", "STATE", "AGE", "WAITING"})
 	if len(row) != 3 || row[1] != "Running" {
 		t.Errorf("kubectl get tfjob row = %q, want %s Running <age>", row, job.Name)
 	}
@@ -840,7 +841,7 @@ func TestValidationKubectlPrinterColumns(t *testing.T) {
 	out = kubectl(t, "get", "tfjob", "-n", ns, "-o", "wide")
 	t.Logf("kubectl get tfjob -o wide:\n%s", out)
 	header, row = tableRow(t, out, job.Name)
-	wantColumns(t, "kubectl get tfjob -o wide", header, []string{"NAME", "STATE", "AGE", "RESTARTS", "DISRUPTIONS", "STEP", "CHECKPOINT"})
+	wantColumns(t, "kubectl get tfjob -o wide", header, []string{"NAME", "STATE", "AGE", "WAITING", "RESTARTS", "DISRUPTIONS", "STEP", "CHECKPOINT", "WHY"})
 	if len(row) != 7 || row[1] != "Running" || row[3] != "2" || row[4] != "1" || row[5] != "1200" || !strings.HasSuffix(row[6], "s") {
 		t.Errorf("kubectl get tfjob -o wide row = %q, want %s Running <age> 2 1 1200 <checkpoint age>", row, job.Name)
 	}
