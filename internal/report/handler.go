@@ -67,12 +67,18 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, job types.Names
 	if refused != nil {
 		return refused
 	}
+	if refused, ok := h.tokens.denial(token, job, h.clock.Now()); ok {
+		return refused
+	}
 	id, reviewed, refused := h.authenticate(ctx, token, log)
 	if refused != nil {
 		return refused
 	}
 	tfjob, pod, refused := authorize(ctx, h.objects, id, job)
 	if refused != nil {
+		if reviewed && (refused.status == http.StatusForbidden || refused.status == http.StatusNotFound) {
+			h.tokens.deny(token, job, refused, h.clock.Now())
+		}
 		return refused
 	}
 	now := h.clock.Now()

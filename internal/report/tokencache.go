@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // What the endpoint learnt of a token is remembered, by the token's
@@ -23,7 +25,10 @@ import (
 // refused again without one for refusalTTL: briefly, as a token refused
 // by an apiserver that had not yet seen a new signing key, or its pod, is
 // good at the next report. A token that could not be checked is not
-// remembered.
+// remembered. So is, for refusalTTL, a reviewed token's refusal by
+// authorization (its pod terminating, its job gone or not its own), per
+// job: the pods of a deleted job report through their grace period, and
+// each report would otherwise cost a review.
 const (
 	cacheTTL   = time.Minute
 	refusalTTL = 10 * time.Second
@@ -39,10 +44,15 @@ type tokenCache struct {
 	mu      sync.Mutex
 	trusted *lru[tokenKey, Identity]
 	refused *lru[tokenKey, error]
+	denied  *lru[tokenKey, *refusal]
 }
 
 func newTokenCache() *tokenCache {
-	return &tokenCache{trusted: newLRU[tokenKey, Identity](cacheMax), refused: newLRU[tokenKey, error](cacheMax)}
+	return &tokenCache{
+		trusted: newLRU[tokenKey, Identity](cacheMax),
+		refused: newLRU[tokenKey, error](cacheMax),
+		denied:  newLRU[tokenKey, *refusal](cacheMax),
+	}
 }
 
 // lookup is what is known of token at now: its identity, or the error it
@@ -79,6 +89,26 @@ func (c *tokenCache) refuse(token string, err error, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refused.add(key, err, now.Add(refusalTTL))
+}
+
+// deny remembers that authorization refused token's report for job.
+func (c *tokenCache) deny(token string, job types.NamespacedName, refused *refusal, now time.Time) {
+	key := deniedKey(token, job)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.denied.add(key, refused, now.Add(refusalTTL))
+}
+
+// denial is the refusal remembered for token's report for job, if any.
+func (c *tokenCache) denial(token string, job types.NamespacedName, now time.Time) (*refusal, bool) {
+	key := deniedKey(token, job)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.denied.get(key, now)
+}
+
+func deniedKey(token string, job types.NamespacedName) tokenKey {
+	return sha256.Sum256([]byte(job.String() + "\x00" + token))
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -87,19 +87,23 @@ func TestTrustAfterAuthorization(t *testing.T) {
 	ch.post(t, "mnist", "good", http.StatusNoContent, 5)
 	ch.post(t, "mnist", "good", http.StatusNoContent, 6) // no exp: not trusted
 
-	// Good tokens whose reports are refused are never trusted.
+	// Good tokens whose reports are refused are never trusted; their
+	// refusal is remembered for that job for refusalTTL, so that the pods
+	// of a deleted job cost no review at each report.
 	other := jwt(t0.Add(time.Hour), "other")
 	ch.post(t, "mnist", other, http.StatusForbidden, 7)
-	ch.post(t, "mnist", other, http.StatusForbidden, 8)
+	ch.post(t, "mnist", other, http.StatusForbidden, 7)
 	terminating := jwt(t0.Add(time.Hour), "terminating")
+	ch.post(t, "mnist", terminating, http.StatusForbidden, 8)
+	ch.post(t, "mnist", terminating, http.StatusForbidden, 8)
+	ch.clock.SetTime(ch.clock.Now().Add(refusalTTL))
 	ch.post(t, "mnist", terminating, http.StatusForbidden, 9)
-	ch.post(t, "mnist", terminating, http.StatusForbidden, 10)
 
 	// A trusted token's pod that starts terminating reports nothing.
-	ch.post(t, "mnist", good, http.StatusNoContent, 10)
+	ch.post(t, "mnist", good, http.StatusNoContent, 9)
 	pod := ch.objects.pods[types.NamespacedName{Namespace: ns, Name: "mnist-worker-0"}]
 	pod.DeletionTimestamp = &metav1.Time{Time: ch.clock.Now()}
-	ch.post(t, "mnist", good, http.StatusForbidden, 10)
+	ch.post(t, "mnist", good, http.StatusForbidden, 9)
 }
 
 // TestMintedTokensKeepNoneOut: tokens minted by the thousand, good for
