@@ -36,7 +36,7 @@ func indexByJobName(ctx context.Context, indexer client.FieldIndexer) error {
 }
 
 // observe reads the job's pods and services from the cache. Objects with
-// the job's labels that are not its replicas (ReplicaOf) are not adopted,
+// the job's labels that are not its replicas (ownReplica) are not adopted,
 // whatever owner they name: their names are noted as taken, and the
 // tracking finalizer of the job's own leftovers noted for release.
 func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observed, error) {
@@ -63,7 +63,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		err := ReplicaOf(pod, job)
+		err := ownReplica(pod, job)
 		switch {
 		case err == nil:
 			obs.pods[pod.Name] = pod
@@ -80,7 +80,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	}
 	for i := range services.Items {
 		svc := &services.Items[i]
-		if ReplicaOf(svc, job) == nil {
+		if ownReplica(svc, job) == nil {
 			obs.services[svc.Name] = svc
 		} else {
 			obs.takenServices.Insert(svc.Name)

@@ -39,6 +39,18 @@ import (
 // as readable and copyable as the rest, mutating webhooks change it, and
 // the manager's cache does not keep it (SlimPod).
 func ReplicaOf(obj metav1.Object, job *kubeflowv1.TFJob) error {
+	return replicaOf(obj, job, true)
+}
+
+// ownReplica is ReplicaOf but for the bound on the index: the controller
+// adopts the replicas a smaller replica count left over, as Kubeflow v1
+// does, so that they stop with the job (cleanPodPolicy, suspension)
+// rather than run on until it is deleted.
+func ownReplica(obj metav1.Object, job *kubeflowv1.TFJob) error {
+	return replicaOf(obj, job, false)
+}
+
+func replicaOf(obj metav1.Object, job *kubeflowv1.TFJob, bounded bool) error {
 	if obj.GetNamespace() != job.Namespace {
 		return fmt.Errorf("it is in namespace %s, the job in %s", obj.GetNamespace(), job.Namespace)
 	}
@@ -58,7 +70,7 @@ func ReplicaOf(obj metav1.Object, job *kubeflowv1.TFJob) error {
 	}
 	value := labels[kubeflowv1.ReplicaIndexLabel]
 	index, err := strconv.Atoi(value)
-	if err != nil || strconv.Itoa(index) != value || index < 0 || index >= int(replicas) {
+	if err != nil || strconv.Itoa(index) != value || index < 0 || (bounded && index >= int(replicas)) {
 		return fmt.Errorf("label %s is %q, not an index below the job's %d %s replica(s)", kubeflowv1.ReplicaIndexLabel, value, replicas, rtype)
 	}
 	if want := replicaName(job.Name, rtype, index); obj.GetName() != want {
@@ -106,9 +118,9 @@ func replicaTypeOf(job *kubeflowv1.TFJob, label string) (kubeflowv1.ReplicaType,
 
 // stray reports whether a pod with the job's labels that is not one of
 // its replicas is still the job's to release: it names the job's UID as
-// its controller and carries the tracking finalizer, as a replica does
-// that a smaller replica count left out. Its end is no longer counted,
-// but the finalizer must not keep it once it ended or is being deleted.
+// its controller and carries the tracking finalizer, as a pod made to
+// look like a replica may. Its end is not counted, but the finalizer must
+// not keep it once it ended or is being deleted.
 func stray(pod *corev1.Pod, job *kubeflowv1.TFJob) bool {
 	ref := metav1.GetControllerOfNoCopy(pod)
 	ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed

@@ -128,9 +128,8 @@ func TestReplicaOfServices(t *testing.T) {
 }
 
 // A pod made to look like a replica is neither adopted nor counted, and
-// the plan does nothing to it; the job's own pod that a smaller replica
-// count left out gives up the tracking finalizer once it ended, and only
-// then.
+// the plan does nothing to it but give up the tracking finalizer it
+// carries once it ended, and only then.
 func TestPlanPassStrays(t *testing.T) {
 	job := makeJob("j").replicas(Worker, 1, Never).started(ago(time.Hour)).obj()
 	forged := makePod(job, Worker, 0).phase(corev1.PodRunning).obj()
