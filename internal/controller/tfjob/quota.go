@@ -2,15 +2,14 @@ package tfjob
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 )
 
 // quotaFreed passes a ResourceQuota that makes room: some amount used
@@ -44,18 +43,37 @@ func makesRoom(before, after corev1.ResourceQuotaStatus) bool {
 	return false
 }
 
-// unfinishedJobsIn are the jobs of the quota's namespace that may still
-// create pods.
-func (r *Reconciler) unfinishedJobsIn(ctx context.Context, quota client.Object) []reconcile.Request {
-	var jobs kubeflowv1.TFJobList
-	if err := r.client.List(ctx, &jobs, client.InNamespace(quota.GetNamespace())); err != nil {
-		log.FromContext(ctx).Error(err, "Listing TFJobs a ResourceQuota made room for", "resourceQuota", client.ObjectKeyFromObject(quota))
-		return nil
+// refusedJobs are the jobs whose last pass could not create a pod: the
+// ones a ResourceQuota that makes room wakes, rather than every job of
+// its namespace at every pod deletion.
+type refusedJobs struct {
+	mu   sync.Mutex
+	jobs map[types.NamespacedName]struct{}
+}
+
+func newRefusedJobs() *refusedJobs {
+	return &refusedJobs{jobs: map[types.NamespacedName]struct{}{}}
+}
+
+// note records whether job's pass was refused a pod.
+func (s *refusedJobs) note(job types.NamespacedName, refused bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if refused {
+		s.jobs[job] = struct{}{}
+	} else {
+		delete(s.jobs, job)
 	}
+}
+
+// wake is the refused jobs of the quota's namespace.
+func (s *refusedJobs) wake(_ context.Context, quota client.Object) []reconcile.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var reqs []reconcile.Request
-	for i := range jobs.Items {
-		if !isFinished(&jobs.Items[i].Status) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
+	for job := range s.jobs {
+		if job.Namespace == quota.GetNamespace() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: job})
 		}
 	}
 	return reqs

@@ -1,10 +1,13 @@
 package tfjob
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestMakesRoom(t *testing.T) {
@@ -30,5 +33,19 @@ func TestMakesRoom(t *testing.T) {
 		if got := makesRoom(tc.before, tc.after); got != tc.want {
 			t.Errorf("%s: makesRoom = %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+func TestRefusedJobsWake(t *testing.T) {
+	s := newRefusedJobs()
+	a1, a2, b := types.NamespacedName{Namespace: "a", Name: "1"}, types.NamespacedName{Namespace: "a", Name: "2"}, types.NamespacedName{Namespace: "b", Name: "1"}
+	s.note(a1, true)
+	s.note(a2, true)
+	s.note(b, true)
+	s.note(a2, false) // created its pods since
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "team"}}
+	got := s.wake(context.Background(), quota)
+	if len(got) != 1 || got[0].NamespacedName != a1 {
+		t.Errorf("a quota of namespace a woke %v, want only %v: the refused job of its namespace", got, a1)
 	}
 }

@@ -87,6 +87,7 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	opts     Options
 	expected *expectations
+	refused  *refusedJobs
 }
 
 // NewReconciler returns a reconciler that reads through c (the manager's
@@ -95,7 +96,7 @@ func NewReconciler(c client.Client, recorder eventRecorder, clk clock.PassiveClo
 	if opts.DefaultCleanPodPolicy == "" {
 		opts.DefaultCleanPodPolicy = kubeflowv1.CleanPodPolicyRunning
 	}
-	return &Reconciler{client: c, recorder: recorder, clock: clk, opts: opts, expected: newExpectations()}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, opts: opts, expected: newExpectations(), refused: newRefusedJobs()}
 }
 
 // SetupWithManager registers the controller and the cache indexes it reads.
@@ -113,7 +114,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&corev1.Service{}).
 		// A PriorityClass that appears releases the jobs waiting for it.
 		Watches(&schedulingv1.PriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsWaitingToStart)).
-		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobsIn), builder.WithPredicates(quotaFreed)).
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.refused.wake), builder.WithPredicates(quotaFreed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.opts.Workers, 1)})
 	if r.opts.Gang != colocation.GangNone {
 		b = b.Owns(EmptyPodGroup(r.opts.Gang))
@@ -137,6 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetProgress(req.NamespacedName, "")
+			r.refused.note(req.NamespacedName, false)
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("reading TFJob: %w", err)
@@ -181,12 +183,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The error reaches only the manager's log; users look for why pods
 		// do not appear in the job's events.
 		if errors.Is(err, errCreatingPod) {
+			r.refused.note(req.NamespacedName, true)
 			r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedCreatePod, "Create", "%s", err.Error())
 		}
 		// The next pass re-plans from the cache; writes that did land are
 		// idempotent to repeat.
 		return ctrl.Result{}, err
 	}
+	r.refused.note(req.NamespacedName, false)
 	pend.staleVersion = written
 	r.expected.expect(job.UID, pend, now)
 	for _, e := range p.events {
