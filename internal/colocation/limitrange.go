@@ -1,21 +1,29 @@
 package colocation
 
 import (
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // ContainerRules are what a namespace's LimitRanges ask of each
-// container's cpu and memory, combined as the LimitRanger admission
-// plugin applies them: every minimum, maximum and limit-to-request ratio
-// must hold, and a missing limit gets the first default.
+// container's cpu and memory that shapes a reclaimed pod, combined as the
+// LimitRanger admission plugin applies them: every minimum and
+// limit-to-request ratio must hold, and a missing limit gets the first
+// default. A maximum the template exceeds is the apiserver's to refuse.
 type ContainerRules struct {
-	Min, Max, Default, MaxRatio corev1.ResourceList
+	Min, Default, MaxRatio corev1.ResourceList
 }
 
-// ContainerRulesOf combines the Container items of ranges.
+// ContainerRulesOf combines the Container items of ranges, in the order of
+// their names (the LimitRanger's is its cache's), so that every pod of a
+// job gets the same default.
 func ContainerRulesOf(ranges []corev1.LimitRange) ContainerRules {
-	rules := ContainerRules{Min: corev1.ResourceList{}, Max: corev1.ResourceList{}, Default: corev1.ResourceList{}, MaxRatio: corev1.ResourceList{}}
+	rules := ContainerRules{Min: corev1.ResourceList{}, Default: corev1.ResourceList{}, MaxRatio: corev1.ResourceList{}}
+	ranges = slices.Clone(ranges)
+	slices.SortFunc(ranges, func(a, b corev1.LimitRange) int { return strings.Compare(a.Name, b.Name) })
 	for _, lr := range ranges {
 		for _, item := range lr.Spec.Limits {
 			if item.Type != corev1.LimitTypeContainer {
@@ -23,7 +31,6 @@ func ContainerRulesOf(ranges []corev1.LimitRange) ContainerRules {
 			}
 			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				keep(rules.Min, name, item.Min, 1)
-				keep(rules.Max, name, item.Max, -1)
 				keep(rules.MaxRatio, name, item.MaxLimitRequestRatio, -1)
 				if _, set := rules.Default[name]; !set {
 					if q, ok := item.Default[name]; ok {

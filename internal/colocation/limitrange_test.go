@@ -5,28 +5,28 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestContainerRulesOf(t *testing.T) {
 	ranges := []corev1.LimitRange{
-		{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+			{Type: corev1.LimitTypeContainer, Min: list("cpu", "50m", "memory", "64Mi"), Max: list("cpu", "4"),
+				Default: list("cpu", "2", "memory", "1Gi"), MaxLimitRequestRatio: list("cpu", "20")},
+		}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
 			{Type: corev1.LimitTypePod, Max: list("cpu", "1")},
 			{Type: corev1.LimitTypeContainer, Min: list("cpu", "10m"), Max: list("cpu", "8", "memory", "16Gi"),
 				Default: list("cpu", "500m"), MaxLimitRequestRatio: list("cpu", "10")},
 		}}},
-		{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
-			{Type: corev1.LimitTypeContainer, Min: list("cpu", "50m", "memory", "64Mi"), Max: list("cpu", "4"),
-				Default: list("cpu", "2", "memory", "1Gi"), MaxLimitRequestRatio: list("cpu", "20")},
-		}}},
 	}
 	want := ContainerRules{
 		Min:      list("cpu", "50m", "memory", "64Mi"),
-		Max:      list("cpu", "4", "memory", "16Gi"),
 		Default:  list("cpu", "500m", "memory", "1Gi"),
 		MaxRatio: list("cpu", "10"),
 	}
 	if diff := cmp.Diff(want, ContainerRulesOf(ranges), quantities); diff != "" {
-		t.Errorf("rules (-want +got): the strictest minimum, maximum and ratio, the first default; Pod items ignored\n%s", diff)
+		t.Errorf("rules (-want +got): the strictest minimum and ratio, the default of the first by name; Pod items ignored\n%s", diff)
 	}
 }
 
@@ -59,11 +59,6 @@ func TestReclaimedCPUAndMemory(t *testing.T) {
 			template: corev1.ResourceRequirements{Limits: list("cpu", "1")},
 			rules:    ContainerRules{Min: list("cpu", "200m"), MaxRatio: list("cpu", "10")},
 			want:     corev1.ResourceRequirements{Requests: list("cpu", "200m", "memory", "0"), Limits: list("cpu", "1")},
-		},
-		"a maximum the template exceeds is left for the apiserver to refuse": {
-			template: corev1.ResourceRequirements{Limits: list("cpu", "16")},
-			rules:    ContainerRules{Max: list("cpu", "8")},
-			want:     corev1.ResourceRequirements{Requests: list("cpu", "0", "memory", "0"), Limits: list("cpu", "16")},
 		},
 	}
 	for name, tc := range cases {

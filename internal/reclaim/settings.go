@@ -19,7 +19,7 @@ type Settings struct {
 	EvictionMargin Percents
 	// CPUEvictionDelay is how long online CPU use must stay high before
 	// offline pods are evicted for CPU. CPU is shared by weight: offline
-	// pods, BestEffort, yield it to online pods at once, so a burst costs
+	// pods, requesting no cpu, yield it to online pods at once, so a burst costs
 	// them speed, not online pods latency; memory cannot be taken back, so
 	// memory evictions wait for nothing.
 	CPUEvictionDelay time.Duration

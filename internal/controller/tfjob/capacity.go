@@ -55,15 +55,37 @@ const insufficientBatch = "Insufficient backfill.dev/batch-"
 // waitsForReclaimed reports whether kube-scheduler could not place the pod
 // for want of reclaimed capacity on some node.
 func waitsForReclaimed(pod *corev1.Pod) bool {
-	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodPending {
+	return strings.Contains(unschedulable(pod), insufficientBatch)
+}
+
+// reasonLimitRangeRequest: a LimitRange's min or maxLimitRequestRatio made
+// a reclaimed pod request cpu or memory, which nodes whose cpu and memory
+// online pods request whole do not have.
+const reasonLimitRangeRequest = "LimitRangeRequest"
+
+// waitsForForcedRequest reports whether kube-scheduler could not place a
+// pod on reclaimed capacity for want of the cpu or memory it requests:
+// requests a LimitRange raised from 0 (colocation.ContainerRulesOf).
+func waitsForForcedRequest(pod *corev1.Pod) bool {
+	if _, reclaimed := pod.Annotations[colocation.OriginalResourcesAnnotation]; !reclaimed {
 		return false
+	}
+	why := unschedulable(pod)
+	return strings.Contains(why, "Insufficient cpu") || strings.Contains(why, "Insufficient memory")
+}
+
+// unschedulable is why kube-scheduler could not place a pending pod, or
+// "".
+func unschedulable(pod *corev1.Pod) string {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodPending {
+		return ""
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return strings.Contains(c.Message, insufficientBatch)
+			return c.Message
 		}
 	}
-	return false
+	return ""
 }
 
 // noteCapacityWait keeps the job's CapacityPending condition: set while
@@ -72,12 +94,18 @@ func waitsForReclaimed(pod *corev1.Pod) bool {
 // the manager does not know why, so the condition stays as it is.
 func (p *plan) noteCapacityWait(job *kubeflowv1.TFJob, obs observed, now time.Time) {
 	var waiting []*corev1.Pod
+	forced := false
 	for _, pod := range obs.pods {
 		if waitsForReclaimed(pod) {
 			waiting = append(waiting, pod)
 		}
+		forced = forced || waitsForForcedRequest(pod)
 	}
 	switch {
+	case !isFinished(&p.status) && len(waiting) == 0 && forced:
+		why := fmt.Sprintf("waits: a LimitRange of namespace %s (its min or maxLimitRequestRatio) makes the job's pods request cpu or memory beside their reclaimed capacity, and no node has that much unrequested; ask for the LimitRange's cpu and memory minimum and ratio to be lifted, or submit the job again with the annotation %s: %s",
+			job.Namespace, colocation.CapacityAnnotation, colocation.CapacityRequested)
+		setLeadingCondition(&p.status, kubeflowv1.JobCapacityPending, reasonLimitRangeRequest, jobMessage(job, why), metav1Time(now))
 	case isFinished(&p.status) || len(waiting) == 0:
 		removeCondition(&p.status, kubeflowv1.JobCapacityPending)
 	case obs.supply != nil && obs.supply.Decided:

@@ -18,7 +18,17 @@ import (
 const (
 	noBatchCPU = "0/3 nodes are available: 3 Insufficient backfill.dev/batch-cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 	noGPU      = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+	noCPU      = "0/3 nodes are available: 3 Insufficient cpu."
 )
+
+// reclaimedPods are the pods of waiting(message) as the operator creates
+// them on reclaimed capacity, with the template's resources kept.
+func reclaimedPods(pods []*corev1.Pod) []*corev1.Pod {
+	for _, pod := range pods {
+		pod.Annotations = map[string]string{colocation.OriginalResourcesAnnotation: `{"tensorflow":{"requests":{"cpu":"2"}}}`}
+	}
+	return pods
+}
 
 // waitingPod is a pod on reclaimed capacity, asking 2 CPU and 4Gi, that
 // the scheduler could not place, saying message.
@@ -71,6 +81,13 @@ func TestCapacityPending(t *testing.T) {
 		},
 		"the pods wait for something else": {
 			supply: &unavailable, pods: waiting(noGPU),
+		},
+		"a LimitRange made reclaimed pods request cpu that no node has": {
+			supply: &publishing, pods: reclaimedPods(waiting(noCPU)), wantReason: reasonLimitRangeRequest,
+			wantMessage: []string{"a LimitRange of namespace ns (its min or maxLimitRequestRatio) makes the job's pods request cpu or memory", "backfill.dev/capacity: requested"},
+		},
+		"pods on requested capacity wait for cpu: not a reclaimed wait": {
+			supply: &publishing, pods: waiting(noCPU),
 		},
 		"the pods are placed": {
 			supply: &publishing, pods: podList(placed(waitingPod(job, Worker, 0, noBatchCPU)), placed(waitingPod(job, Worker, 1, noBatchCPU))),
