@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -57,22 +58,13 @@ inside a pod, to its own cluster.`,
 
 // Run runs the manager until ctx ends.
 func Run(ctx context.Context, opts Options) error {
-	level, _ := logLevel(opts.LogLevel)
-	logger := zap.New(zap.Level(level), zap.UseDevMode(false), func(o *zap.Options) {
-		if opts.LogFormat == "text" {
-			o.Encoder = zapcore.NewConsoleEncoder(zapcore.EncoderConfig{
-				TimeKey: "ts", LevelKey: "level", NameKey: "logger", MessageKey: "msg",
-				EncodeTime: zapcore.ISO8601TimeEncoder, EncodeLevel: zapcore.CapitalLevelEncoder,
-				EncodeDuration: zapcore.StringDurationEncoder,
-			})
-		}
-	})
+	logger := NewLogger(opts.LogLevel, opts.LogFormat)
 	ctrl.SetLogger(logger)
 	if soft, why := applyMemoryLimit(); soft > 0 {
 		logger.Info("Collecting garbage before the container's memory limit", "softLimitBytes", soft, "from", why)
 	}
 
-	cfg, err := restConfig(opts.Kubeconfig)
+	cfg, err := RESTConfig(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -257,9 +249,24 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// restConfig loads --kubeconfig, else the usual kubeconfig rules, else the
+// NewLogger logs at a --log-level (valid: LogLevel says so) in a
+// --log-format, json or text.
+func NewLogger(level, format string) logr.Logger {
+	l, _ := LogLevel(level)
+	return zap.New(zap.Level(l), zap.UseDevMode(false), func(o *zap.Options) {
+		if format == "text" {
+			o.Encoder = zapcore.NewConsoleEncoder(zapcore.EncoderConfig{
+				TimeKey: "ts", LevelKey: "level", NameKey: "logger", MessageKey: "msg",
+				EncodeTime: zapcore.ISO8601TimeEncoder, EncodeLevel: zapcore.CapitalLevelEncoder,
+				EncodeDuration: zapcore.StringDurationEncoder,
+			})
+		}
+	})
+}
+
+// RESTConfig loads --kubeconfig, else the usual kubeconfig rules, else the
 // in-cluster config.
-func restConfig(kubeconfig string) (*rest.Config, error) {
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -269,8 +276,8 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// logLevel parses --log-level.
-func logLevel(s string) (zapcore.Level, error) {
+// LogLevel parses --log-level.
+func LogLevel(s string) (zapcore.Level, error) {
 	switch s {
 	case "error":
 		return zapcore.ErrorLevel, nil

@@ -162,7 +162,7 @@ func (o *Options) Validate() error {
 	if o.LogFormat != "json" && o.LogFormat != "text" {
 		return fmt.Errorf("--log-format=%q: must be json or text", o.LogFormat)
 	}
-	if _, err := logLevel(o.LogLevel); err != nil {
+	if _, err := LogLevel(o.LogLevel); err != nil {
 		return err
 	}
 	if o.OfflinePriorityClass == "" {

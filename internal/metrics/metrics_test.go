@@ -206,7 +206,7 @@ func TestRegister(t *testing.T) {
 	for _, c := range collectors {
 		var already prometheus.AlreadyRegisteredError
 		if err := ctrlmetrics.Registry.Register(c); !errors.As(err, &already) {
-			t.Errorf("Registering %v again: %v, want AlreadyRegisteredError", describedNames(c), err)
+			t.Errorf("Registering %v again: %v, want AlreadyRegisteredError", DescribedNames(c), err)
 		}
 	}
 	names := Names()

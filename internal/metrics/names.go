@@ -12,13 +12,13 @@ import (
 func Names() []string {
 	var names []string
 	for _, c := range collectors {
-		names = append(names, describedNames(c)...)
+		names = append(names, DescribedNames(c)...)
 	}
 	return names
 }
 
-// describedNames are the names of the metrics of a collector.
-func describedNames(c prometheus.Collector) []string {
+// DescribedNames are the names of the metrics of a collector.
+func DescribedNames(c prometheus.Collector) []string {
 	ch := make(chan *prometheus.Desc, 10)
 	go func() {
 		c.Describe(ch)

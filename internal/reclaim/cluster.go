@@ -15,20 +15,39 @@ type clusterState struct {
 }
 
 // nodesOf groups the view's offline pods by node into what Decide reads.
-// A distributed job is one unit: its pods share a Job, whose work at risk
-// began at its last checkpoint (checkpoints, by namespace/name), else at
-// the latest start of its pods. A pod given a notice to stop for online
-// pods counts as released, as a terminating one does.
 func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod, checkpoints map[string]time.Time) clusterState {
-	jobs := map[string]*Job{}
-	byNode := map[string][]Pod{}
+	byNode := PodsByNode(pods, checkpoints)
 	onRequests := map[string]Resources{}
 	for _, p := range pods {
-		if p.Tier != colocation.TierOffline || p.Node == "" {
-			continue
-		}
-		if p.Batch.IsZero() {
+		if p.Tier == colocation.TierOffline && p.Node != "" && p.Batch.IsZero() {
 			onRequests[p.Node] = onRequests[p.Node].Add(p.Requests.Exact())
+		}
+	}
+	s := clusterState{explained: map[string]Explanation{}}
+	for _, n := range nodes {
+		node := Node{Name: n.Name, Capacity: n.Capacity.Exact(), Allocatable: n.Allocatable.Exact(),
+			Published: n.Batch, Pods: byNode[n.Name], OnRequests: onRequests[n.Name]}
+		if e, ok, err := ReadExplanation(n.Annotations); ok && err == nil {
+			node.CooldownUntil, node.PublishedAt = e.CooldownUntil, e.At
+			s.explained[n.Name] = e
+		}
+		s.nodes = append(s.nodes, node)
+	}
+	return s
+}
+
+// PodsByNode groups the offline pods that hold reclaimed capacity by node,
+// as ChooseVictims ranks them; the manager and the node agent both build
+// them here. A distributed job is one unit: its pods share a Job, whose
+// work at risk began at its last checkpoint (checkpoints, by
+// namespace/name), else at the latest start of its pods, so pods must
+// hold every pod of a job. A pod given a notice to stop for online pods
+// counts as released, as a terminating one does.
+func PodsByNode(pods []*clusterview.Pod, checkpoints map[string]time.Time) map[string][]Pod {
+	jobs := map[string]*Job{}
+	byNode := map[string][]Pod{}
+	for _, p := range pods {
+		if p.Tier != colocation.TierOffline || p.Node == "" || p.Batch.IsZero() {
 			continue
 		}
 		pod := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID), Batch: p.Batch,
@@ -57,17 +76,7 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod, checkpoints map
 			j.Since = j.checkpoint
 		}
 	}
-	s := clusterState{explained: map[string]Explanation{}}
-	for _, n := range nodes {
-		node := Node{Name: n.Name, Capacity: n.Capacity.Exact(), Allocatable: n.Allocatable.Exact(),
-			Published: n.Batch, Pods: byNode[n.Name], OnRequests: onRequests[n.Name]}
-		if e, ok, err := ReadExplanation(n.Annotations); ok && err == nil {
-			node.CooldownUntil, node.PublishedAt = e.CooldownUntil, e.At
-			s.explained[n.Name] = e
-		}
-		s.nodes = append(s.nodes, node)
-	}
-	return s
+	return byNode
 }
 
 func latest(a, b time.Time) time.Time {

@@ -87,7 +87,7 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 
 	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
 	if d.Need = deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System)); !d.Need.IsZero() {
-		d.Evict = chooseVictims(n.Pods, d.Need, now)
+		d.Evict = ChooseVictims(n.Pods, d.Need, now)
 		for _, p := range d.Evict {
 			d.Evicting = d.Evicting.Add(p.Batch)
 		}

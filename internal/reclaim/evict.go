@@ -116,6 +116,18 @@ func (c *Controller) evictNoticed(ctx context.Context, namespace, name, uid, res
 // eviction asks the Eviction API to evict exactly the pod of uid, or with
 // dryRun only whether it would.
 func (c *Controller) eviction(ctx context.Context, namespace, name, uid string, dryRun bool) error {
+	return Evict(ctx, c.client, namespace, name, uid, dryRun)
+}
+
+// notify writes the stop notice on a pod, or with at nil takes it off.
+func (c *Controller) notify(ctx context.Context, namespace, name, uid string, at *time.Time) error {
+	return Notify(ctx, c.client, namespace, name, uid, at)
+}
+
+// Evict asks the Eviction API to evict exactly the pod of uid, or with
+// dryRun only whether it would. A PodDisruptionBudget's refusal is a
+// TooManyRequests error.
+func Evict(ctx context.Context, c client.Client, namespace, name, uid string, dryRun bool) error {
 	u := types.UID(uid)
 	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}}
 	if dryRun {
@@ -123,14 +135,15 @@ func (c *Controller) eviction(ctx context.Context, namespace, name, uid string, 
 	}
 	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, DeleteOptions: opts}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	return c.client.SubResource("eviction").Create(ctx, pod, eviction)
+	return c.SubResource("eviction").Create(ctx, pod, eviction)
 }
 
-// notify writes the stop notice on a pod (the reason ReclaimedForOnline
-// and when it is evicted at the latest), or with at nil takes it off, with
-// the pod's UID as a precondition. The tensorflow container reads it in
-// its downward-API file, as it reads the operator's own notices.
-func (c *Controller) notify(ctx context.Context, namespace, name, uid string, at *time.Time) error {
+// Notify writes the stop notice on a pod (the reason ReclaimedForOnline,
+// which makes the operator count the pod's end as that disruption, and
+// when it is evicted at the latest), or with at nil takes it off, with the
+// pod's UID as a precondition. The tensorflow container reads it in its
+// downward-API file, as it reads the operator's own notices.
+func Notify(ctx context.Context, c client.Client, namespace, name, uid string, at *time.Time) error {
 	var reason, stopAt any // null removes an annotation
 	if at != nil {
 		reason, stopAt = ReasonReclaimedForOnline, at.UTC().Format(time.RFC3339)
@@ -143,11 +156,9 @@ func (c *Controller) notify(ctx context.Context, namespace, name, uid string, at
 		return err
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	return c.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch))
+	return c.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch))
 }
 
-// deficitResource names the resource whose deficit chose the victims:
-// cpu, unless only memory was short.
 // noticeFor is how long a decision's victims are told before they are
 // evicted: none when online pods are short of memory, which kills them
 // rather than slowing them (memory never waits); the operator's
@@ -159,6 +170,8 @@ func (c *Controller) noticeFor(d Decision) time.Duration {
 	return c.notice
 }
 
+// deficitResource names the resource whose deficit chose the victims:
+// cpu, unless only memory was short.
 func deficitResource(d Decision) string {
 	if d.Need.MilliCPU > 0 {
 		return "cpu"

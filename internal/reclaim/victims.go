@@ -22,12 +22,14 @@ func workLost(p Pod, hit map[string]bool, now time.Time) time.Duration {
 
 func jobKey(j *Job) string { return j.Namespace + "/" + j.Name }
 
-// chooseVictims picks the offline pods to evict so that what they hold
+// ChooseVictims picks the offline pods to evict so that what they hold
 // covers need, losing the least work: least work lost first, then lowest
 // priority, then the most recently started. It never evicts more than it
 // needs: a pod whose release the others already cover is spared. Pods
 // already terminating are not candidates (what they hold is released).
-func chooseVictims(pods []Pod, need Resources, now time.Time) []Pod {
+// The manager ranks with it what pods hold of reclaimed capacity, the
+// node agent what they use of a node's memory.
+func ChooseVictims(pods []Pod, need Resources, now time.Time) []Pod {
 	var candidates []Pod
 	for _, p := range pods {
 		if !p.Terminating && relieves(p.Batch, need) {

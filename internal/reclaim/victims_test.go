@@ -164,7 +164,7 @@ func TestChooseVictims(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := names(chooseVictims(tc.pods, tc.need, now))
+			got := names(ChooseVictims(tc.pods, tc.need, now))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("victims (-want +got):\n%s", diff)
 			}
