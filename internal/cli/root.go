@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/nodeagent"
 )
 
 // Execute runs the command line and returns the process exit code: 0 on
@@ -51,7 +52,7 @@ func NewRootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(manager.NewCommand(), newDevCommand())
+	root.AddCommand(manager.NewCommand(), nodeagent.NewCommand(), newDevCommand())
 	root.AddCommand(newTopCommand())
 	root.AddCommand(newDoctorCommand())
 	root.AddCommand(newSubmitCommand(), newGetCommand(), newDescribeCommand(), newLogsCommand())

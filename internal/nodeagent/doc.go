@@ -1,0 +1,19 @@
+// Package nodeagent is `backfill node-agent`, the DaemonSet that protects
+// online pods on its node within a second, where the manager's central
+// eviction takes minutes:
+//
+//   - every tick it measures, from the node's own cgroups and /proc, what
+//     online pods and the system use, and caps the offline pods' CPU at
+//     what they leave below a threshold of the node (CPU suppression): the
+//     ceiling shrinks at once and grows gradually;
+//   - above a memory watermark it evicts offline pods through the Eviction
+//     API, least work lost first, with the manager's own ranking;
+//   - it exports what it measured and set, and per online pod how long its
+//     threads waited for a CPU: the interference signal.
+//
+// It writes only offline pods' cgroups, never an online pod's nor a QoS
+// class's (online pods without requests share the best-effort class with
+// offline pods, and offline pods with limits live in the burstable one).
+// On a clean exit it lifts every ceiling it set; if it dies, the last
+// ceilings stay: training slows, online pods stay safe.
+package nodeagent
