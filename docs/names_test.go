@@ -16,6 +16,7 @@ import (
 
 	"github.com/backfill-dev/backfill/internal/cli"
 	"github.com/backfill-dev/backfill/internal/metrics"
+	"github.com/backfill-dev/backfill/internal/nodeagent"
 	"github.com/backfill-dev/backfill/internal/observability/rules"
 )
 
@@ -26,9 +27,10 @@ import (
 //     anchor #backfill…, a runbook section) must be an alert of
 //     rules.Groups();
 //   - metrics: every backfill_… and training_operator_… word must be a
-//     metric of internal/metrics, or one with _bucket, _count or _sum
-//     added (a histogram's series); backfill_node_* (or backfill_node_)
-//     stands for any metric with that prefix;
+//     metric of internal/metrics or of the node agent
+//     (nodeagent.MetricNames), or one with _bucket, _count or _sum added
+//     (a histogram's series); backfill_node_* (or backfill_node_) stands
+//     for any metric with that prefix;
 //   - flags, where the docs attribute them to backfill:
 //     1. in a command line that starts with backfill, kubectl backfill,
 //     kubectl-backfill, bin/backfill or go run ./cmd/backfill (a code
@@ -88,8 +90,8 @@ func TestCheck(t *testing.T) {
 	want := []string{
 		"1: alert BackfillTFJobFaild does not exist: rules.Groups() (internal/observability/rules) has no such alert",
 		"1: link #backfilltfjobfaild names no alert's runbook: rules.Groups() has no alert of that name",
-		"2: metric backfill_tfjob_infoo does not exist: internal/metrics registers no such metric",
-		"3: metric training_operator_jobs_createdd_total does not exist: internal/metrics registers no such metric",
+		"2: metric backfill_tfjob_infoo does not exist: internal/metrics registers no such metric, nor does the node agent",
+		"3: metric training_operator_jobs_createdd_total does not exist: internal/metrics registers no such metric, nor does the node agent",
 		`6: backfill dev has no flag --kueue (in "backfill dev --kueue")`,
 		`8: backfill submit has no flag --wiat (in "do backfill submit -f - --queue q --wiat")`,
 		`9: backfill get has no flag -x (in "go run ./cmd/backfill get [JOB…] [-A] [-o wide|yaml|json|name] [-x]")`,
@@ -141,7 +143,8 @@ func knownNames() names {
 			n.alerts[a.Name] = true
 		}
 	}
-	for _, m := range metrics.Names() {
+	// The manager's metrics and the node agent's, on its own registry.
+	for _, m := range append(metrics.Names(), nodeagent.MetricNames()...) {
 		n.metrics[m] = true
 	}
 	walk(n.root, func(c *cobra.Command) {
@@ -209,12 +212,12 @@ func (n names) checkMetrics(line int, text string) []problem {
 		// backfill_node_* and `backfill_` stand for every metric they start.
 		if prefix := strings.TrimSuffix(m, "*"); strings.HasSuffix(prefix, "_") {
 			if !anyKey(n.metrics, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
-				out = append(out, problem{line, fmt.Sprintf("metric %s matches no metric: internal/metrics registers none starting %s", m, prefix)})
+				out = append(out, problem{line, fmt.Sprintf("metric %s matches no metric: internal/metrics and the node agent register none starting %s", m, prefix)})
 			}
 			continue
 		}
 		if !n.metrics[m] && !n.metrics[histogram.ReplaceAllString(m, "")] {
-			out = append(out, problem{line, fmt.Sprintf("metric %s does not exist: internal/metrics registers no such metric", m)})
+			out = append(out, problem{line, fmt.Sprintf("metric %s does not exist: internal/metrics registers no such metric, nor does the node agent", m)})
 		}
 	}
 	return out

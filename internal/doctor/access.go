@@ -26,6 +26,7 @@ var checkNeeds = map[string][]string{
 	CheckOfflinePriority:      {readAllPods, readPriorityClasses},
 	CheckGPUNodes:             {readNodes},
 	CheckReclaimUsage:         {readNodes},
+	CheckNodeAgent:            {readAllPods},
 	CheckCRDMatch:             {readCRDs},
 	CheckOtherController:      {readDeployments, readAllPods, readLeases},
 	CheckKueueIntegration:     {readWorkloads},

@@ -99,7 +99,8 @@ func jobsWithoutStatus(jobs []*kubeflowv1.TFJob, now time.Time, fix string) (Res
 func managerPods(s *Snapshot) (pods []*corev1.Pod, ready *corev1.Pod) {
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		if p.Labels[ManagerPodLabel] != ManagerPodLabelValue || isTFJobPod(p) || p.DeletionTimestamp != nil {
+		// The node agent's pods carry the manager's name label too.
+		if p.Labels[ManagerPodLabel] != ManagerPodLabelValue || isNodeAgentPod(p) || isTFJobPod(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		pods = append(pods, p)

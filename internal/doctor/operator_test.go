@@ -59,6 +59,11 @@ func TestCheckOperator(t *testing.T) {
 			pods:       []corev1.Pod{onlinePod("backfill-6d8", 0).labels(ManagerPodLabel, ManagerPodLabelValue).obj()},
 			wantStatus: StatusFail, wantFinding: "none of the 1 manager pod(s) is ready",
 		},
+		// The agent's pods carry the manager's name label too.
+		"a ready node agent pod is no manager": {
+			pods:       []corev1.Pod{nodeAgentPod("gpu-0").ready().obj()},
+			wantStatus: StatusWarn, wantFinding: "cannot tell whether the operator runs: no Lease backfill-manager in any namespace, no manager pod",
+		},
 		"nothing to judge by": {
 			wantStatus: StatusWarn, wantFinding: "cannot tell whether the operator runs",
 		},

@@ -35,6 +35,7 @@ const (
 	CheckOfflinePriority      = "offline-priority"
 	CheckGPUNodes             = "gpu-nodes"
 	CheckReclaimUsage         = "reclaim-usage"
+	CheckNodeAgent            = "node-agent"
 	CheckCrashLoop            = "crash-loop"
 	CheckPrometheusTargets    = "prometheus-targets"
 	CheckPrometheusData       = "prometheus-data"

@@ -4,7 +4,8 @@ package doctor
 // them: is the CRD backfill's, is the operator there and alone, does Kueue
 // hold the jobs and why, why do pods wait or the apiserver refuse them,
 // are priorities right, do GPUs show, does reclaimed capacity follow
-// usage, do containers crash, does monitoring see it all. prom is nil
+// usage, does a node agent guard it, do containers crash, does monitoring
+// see it all. prom is nil
 // when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
@@ -32,6 +33,7 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 	run(CheckOfflinePriority, func() []Result { return checkOfflinePriority(s) })
 	run(CheckGPUNodes, func() []Result { return []Result{checkGPUNodes(s, jobs)} })
 	run(CheckReclaimUsage, func() []Result { return []Result{checkReclaimUsage(s)} })
+	run(CheckNodeAgent, func() []Result { return []Result{checkNodeAgent(s)} })
 	out = append(out, checkCrashLoop(s)...)
 	out = append(out, checkPrometheus(prom, gpuNodeCount(s))...)
 	return out

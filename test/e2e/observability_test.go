@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,7 @@ func TestObservabilityDashboards(t *testing.T) {
 	values := map[string]string{
 		dashboards.VarNamespace: obsTrainingNS,
 		dashboards.VarTFJob:     obsJob,
+		dashboards.VarNode:      dashboards.AllValue,
 		"__rate_interval":       obsRateInterval,
 	}
 	for _, file := range []string{"backfill-cockpit.json", "backfill-tfjob.json"} {
@@ -129,6 +131,9 @@ func checkVariablesOffer(t *testing.T, prom promv1.API, file string, data []byte
 		t.Fatal(err)
 	}
 	for _, v := range vars {
+		if readsNodeAgent(v.Selector) {
+			continue
+		}
 		selector := dashboards.Substitute(v.Selector, values)
 		waitFor(t, time.Minute, fmt.Sprintf("%s variable %s to offer %s", file, v.Name, values[v.Name]), func(ctx context.Context) (bool, string, error) {
 			got, _, _, err := prom.LabelValues(ctx, v.Label, []string{selector}, time.Now().Add(-5*time.Minute), time.Now())
@@ -145,6 +150,14 @@ func checkVariablesOffer(t *testing.T, prom promv1.API, file string, data []byte
 	}
 }
 
+// readsNodeAgent: the query reads the node agent's series, which the local
+// cluster has none of: its nodes are kwok's, where no agent runs. The
+// agent's panels are evaluated on recorded series in
+// internal/observability/dashboards instead.
+func readsNodeAgent(query string) bool {
+	return strings.Contains(query, "backfill_node_agent_")
+}
+
 // checkPanelsHaveData runs every query of every panel, with the variables
 // substituted, as Grafana would (instant or over the last minutes), until
 // each returns at least one series.
@@ -158,6 +171,9 @@ func checkPanelsHaveData(t *testing.T, prom promv1.API, file string, data []byte
 		t.Fatalf("%s has no queries", file)
 	}
 	for _, q := range queries {
+		if readsNodeAgent(q.Expr) {
+			continue
+		}
 		expr := dashboards.Substitute(q.Expr, values)
 		what := fmt.Sprintf("%s panel %d %q query %s to return data", file, q.PanelID, q.PanelTitle, q.RefID)
 		waitFor(t, 90*time.Second, what, func(ctx context.Context) (bool, string, error) {

@@ -25,6 +25,10 @@ const (
 	cockpitReclaimMemoryID uint32 = 13
 	cockpitEvictionsID     uint32 = 14
 	cockpitGoodputID       uint32 = 15
+	cockpitAgentCPUID      uint32 = 16
+	cockpitOnlineWaitID    uint32 = 17
+	cockpitThrottledID     uint32 = 18
+	cockpitAgentEvictID    uint32 = 19
 	cockpitTableID         uint32 = 20
 )
 
@@ -47,7 +51,7 @@ func Cockpit() (Built, error) {
 	//nolint:staticcheck // the classic schema on purpose: see doc.go
 	b := dashboard.NewDashboardBuilder("backfill: co-location cockpit").
 		Uid("backfill-cockpit").
-		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs and per-node watermarks.").
+		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs, the node agents and per-node watermarks.").
 		Tags([]string{"backfill", "co-location"}).
 		Readonly().
 		Refresh("30s").
@@ -57,7 +61,8 @@ func Cockpit() (Built, error) {
 		WithVariable(multiVariable(VarNamespace, "namespace", "backfill_tfjob_info").
 			Label("TFJob namespace (training panels)").Description(trainingOnlyScope)).
 		WithVariable(multiVariable(VarTFJob, "tfjob", `backfill_tfjob_info{namespace=~"$namespace"}`).
-			Label("TFJob (training panels)").Description(trainingOnlyScope))
+			Label("TFJob (training panels)").Description(trainingOnlyScope)).
+		WithVariable(nodeVariable())
 
 	for i, f := range CockpitFigures() {
 		b.WithPanel(statPanel(cockpitFirstStatID+uint32(i), f.Title, f.Description, f.Unit, grid(statWidth*uint32(i), 0, statWidth, 4), f.Query))
@@ -79,11 +84,17 @@ func Cockpit() (Built, error) {
 	b.WithPanel(reclaimedCPUPanel(cockpitReclaimCPUID, grid(0, 13, 12, 9)))
 	b.WithPanel(reclaimedMemoryPanel(cockpitReclaimMemoryID, grid(12, 13, 12, 9)))
 	b.WithPanel(evictionsPanel(cockpitEvictionsID, grid(0, 22, 24, 6)))
+	// The node agent's: one CPU panel per node chosen, repeated across
+	// the row, then the interference, throttling and evictions under it.
+	b.WithPanel(nodeAgentCPUPanel(cockpitAgentCPUID, grid(0, 28, 24, 8)))
+	b.WithPanel(onlineCPUWaitPanel(cockpitOnlineWaitID, grid(0, 36, 12, 8)))
+	b.WithPanel(offlineThrottledPanel(cockpitThrottledID, grid(12, 36, 6, 8)))
+	b.WithPanel(nodeAgentEvictionsPanel(cockpitAgentEvictID, grid(18, 36, 6, 8)))
 	b.WithPanel(tablePanel(cockpitTableID, "Node watermarks",
 		"Per node: pods, CPU and memory requested and really used by online and offline pods, the reclaimed capacity the node publishes and what offline pods hold of it, "+
 			"pods by QoS class, GPUs allocated and free, and whether its reclaimed capacity is frozen on stale usage (1). "+
 			"Nodes whose online use nears allocatable while offline work runs are where training will be preempted first.",
-		grid(0, 28, 24, 10), "node", WatermarkColumns()))
+		grid(0, 44, 24, 10), "node", WatermarkColumns()))
 
 	d, err := b.Build()
 	if err != nil {

@@ -80,8 +80,8 @@ func TestLintFindsProblems(t *testing.T) {
 			want:      "does not parse",
 		},
 		"unknown variable": {
-			dashboard: lintCase(statWith(`up{node="$node"}`), goodDatasourceVar),
-			want:      "uses $node, which the dashboard does not define",
+			dashboard: lintCase(statWith(`up{cluster="$cluster"}`), goodDatasourceVar),
+			want:      "uses $cluster, which the dashboard does not define",
 		},
 		"counter without rate": {
 			dashboard: lintCase(statWith(`sum(container_cpu_usage_seconds_total)`), goodDatasourceVar),

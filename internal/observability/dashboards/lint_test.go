@@ -21,6 +21,7 @@ const rateIntervalSample = 7*time.Minute + 13*time.Second
 var sampleValues = map[string]string{
 	VarNamespace:        "ml-dev|research",
 	VarTFJob:            "mnist",
+	VarNode:             "node-0|node-1",
 	"__rate_interval":   "7m13s",
 	"__interval":        "30s",
 	"__range":           "1h",

@@ -20,6 +20,9 @@ const (
 	UnitSeconds Unit = "s"
 	// UnitPerMinute is events per minute, e.g. evictions.
 	UnitPerMinute Unit = "suffix: /min"
+	// UnitSecondsPerSecond is time spent per second of the clock, summed
+	// over threads or pods, e.g. waiting for a CPU: it may exceed 1.
+	UnitSecondsPerSecond Unit = "suffix: s/s"
 )
 
 // Query is one PromQL query of a panel, written against the dashboards'

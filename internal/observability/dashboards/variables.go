@@ -10,6 +10,8 @@ const (
 	VarDatasource = "datasource"
 	VarNamespace  = "namespace"
 	VarTFJob      = "tfjob"
+	// VarNode is the cockpit's node, of the node agent panels.
+	VarNode = "node"
 )
 
 // datasourceUID is how every panel and query names its datasource: the

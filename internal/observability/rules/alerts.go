@@ -39,6 +39,7 @@ func Groups() []Group {
 		{Name: "backfill-tfjobs", Alerts: []Alert{gpuIdle(), restartingOften(), failed(), pendingTooLong(), goodputLow(), gpuMemoryNearFull()}},
 		{Name: "backfill-colocation", Alerts: []Alert{disruptionStorm(), onlineCPUNearLimit(), onlineMemoryNearLimit()}},
 		{Name: "backfill-reclaim", Alerts: []Alert{reclaimEvictionStorm(), reclaimUsageStale()}},
+		{Name: "backfill-node-agent", Alerts: []Alert{onlinePodsWaitForCPU(), nodeAgentMissing()}},
 	}
 }
 

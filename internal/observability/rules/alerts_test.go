@@ -216,6 +216,8 @@ func TestEveryAlertTested(t *testing.T) {
 		"BackfillOfflineDisruptionStorm", "BackfillOnlineCPUNearLimit", "BackfillOnlineMemoryNearLimit",
 		// TestReclaimAlerts
 		"BackfillReclaimEvictionStorm", "BackfillReclaimUsageStale",
+		// TestNodeAgentAlerts
+		"BackfillOnlinePodsWaitForCPU", "BackfillNodeAgentMissing",
 	}
 	var names []string
 	for _, g := range Groups() {

@@ -29,6 +29,7 @@ func TestDoctor(t *testing.T) {
 	t.Run("missing PriorityClass", testMissingPriorityClass)
 	t.Run("crash loop", testCrashLoop)
 	t.Run("reclaimed capacity", testReclaimedCapacity)
+	t.Run("node agent", testNodeAgent)
 	// These leave pods that ask reclaimed CPU, which the case before
 	// counts.
 	t.Run("refused by a quota on reclaimed CPU", testRefusedByQuotaOnReclaimedCPU)
@@ -50,7 +51,7 @@ func testHealthy(t *testing.T) {
 		t.Fatalf("exit code %d, want 0\nstderr: %s", run.exitCode, run.stderr)
 	}
 	lines := strings.Split(run.stdout, "\n")
-	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "pod-create", "offline-priority", "gpu-nodes", "crash-loop"} {
+	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "pod-create", "offline-priority", "gpu-nodes", "node-agent", "crash-loop"} {
 		if !hasLine(lines, "OK", check) {
 			t.Errorf("no OK line for %s", check)
 		}
