@@ -52,7 +52,7 @@ type Agent struct {
 
 // Tick is what the last tick measured and set, in cores.
 type Tick struct {
-	At                                        time.Time
+	At                                         time.Time
 	Capacity, Online, Offline, System, Ceiling float64
 }
 

@@ -23,7 +23,7 @@ func share(ceiling int64, claims []claim) map[types.UID]int64 {
 	// Fill the pods whose limit is below their fair share first: what
 	// they leave raises the fair share of the rest.
 	sorted := slices.Clone(claims)
-	slices.SortFunc(sorted, func(a, b claim) int { return cmpRatio(a, b) })
+	slices.SortFunc(sorted, cmpRatio)
 	left, weights := ceiling, int64(0)
 	for _, c := range sorted {
 		weights += max(c.weight, 1)

@@ -29,8 +29,16 @@ func budget(u usage, s Settings) int64 {
 // at most growth percent of the node's CPUs per tick, so that a lull of
 // one tick between online requests does not let training take the whole
 // node back. A ceiling below zero is none yet: the budget applies at once.
+// A change under 1% of the node is not made: every write of a CFS quota
+// refills the current period, so rewriting it each tick gives offline
+// pods more than their ceiling.
 func follow(ceiling, budget, capacity int64, growth int) int64 {
-	if ceiling < 0 || budget <= ceiling {
+	switch {
+	case ceiling < 0:
+		return budget
+	case max(budget-ceiling, ceiling-budget) < capacity/100:
+		return ceiling
+	case budget < ceiling:
 		return budget
 	}
 	return min(budget, ceiling+capacity*int64(growth)/100)

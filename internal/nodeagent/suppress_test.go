@@ -32,11 +32,14 @@ func TestFollow(t *testing.T) {
 	cases := map[string]struct {
 		ceiling, budget, want int64
 	}{
-		"first tick takes the budget":         {ceiling: -1, budget: 5000, want: 5000},
-		"shrinks at once":                     {ceiling: 6000, budget: 1000, want: 1000},
-		"grows by at most growth per tick":    {ceiling: 1000, budget: 6000, want: 1800},
-		"grows to the budget when it is near": {ceiling: 1000, budget: 1500, want: 1500},
-		"stays":                               {ceiling: 3000, budget: 3000, want: 3000},
+		"first tick takes the budget":               {ceiling: -1, budget: 5000, want: 5000},
+		"shrinks at once":                           {ceiling: 6000, budget: 1000, want: 1000},
+		"grows by at most growth per tick":          {ceiling: 1000, budget: 6000, want: 1800},
+		"grows to the budget when it is near":       {ceiling: 1000, budget: 1500, want: 1500},
+		"a change under 1% of the node is not made": {ceiling: 3000, budget: 3070, want: 3000},
+		"nor is a drop under 1%":                    {ceiling: 3000, budget: 2930, want: 3000},
+		"a drop of 1% is":                           {ceiling: 3000, budget: 2920, want: 2920},
+		"stays":                                     {ceiling: 3000, budget: 3000, want: 3000},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
