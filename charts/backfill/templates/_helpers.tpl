@@ -58,3 +58,27 @@ false
 {{- define "backfill.reportsSecret" -}}
 {{- .Values.reports.existingSecret | default (printf "%s-reports-tls" (include "backfill.managerName" .)) -}}
 {{- end -}}
+
+{{/*
+The node agent's DaemonSet, ServiceAccount, ClusterRole, binding, Service,
+NetworkPolicy and monitors.
+*/}}
+{{- define "backfill.nodeAgentName" -}}
+{{- include "backfill.fullname" . }}-node-agent
+{{- end -}}
+
+{{/*
+The node agent's namespace, apart from the manager's: its pods need the
+privileged Pod Security level, the manager's namespace holds the
+restricted one.
+*/}}
+{{- define "backfill.nodeAgentNamespace" -}}
+{{- .Values.nodeAgent.namespace.name | default (include "backfill.nodeAgentName" .) -}}
+{{- end -}}
+
+{{/* Labels that select the node agent's pods, the same in config/nodeagent. */}}
+{{- define "backfill.nodeAgentSelectorLabels" -}}
+app.kubernetes.io/name: backfill
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: node-agent
+{{- end -}}

@@ -21,6 +21,7 @@ one line that says what is wrong and how to fix it.
 {{- end }}
 {{- include "backfill.validateReclaim" . }}
 {{- include "backfill.validateReportCertificate" . }}
+{{- include "backfill.validateNodeAgent" . }}
 {{- end -}}
 
 {{/*
@@ -79,6 +80,27 @@ Checks of reclaim.* across values, as `backfill manager` checks its
 {{- $rate := include "backfill.durationMillis" $r.prometheusRateWindow }}
 {{- if and $rate (lt (float64 $rate) 1000.0) }}
 {{- fail (printf "reclaim.prometheusRateWindow=%v: must be at least 1s, and at least four of Prometheus's scrape intervals, e.g. 2m" $r.prometheusRateWindow) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Checks of nodeAgent.* across values, as `backfill node-agent` checks its
+flags (values.schema.json checks each value alone).
+*/}}
+{{- define "backfill.validateNodeAgent" -}}
+{{- $a := .Values.nodeAgent }}
+{{- if $a.enabled }}
+{{- if gt (int $a.cpuFloor) (int $a.cpuThreshold) }}
+{{- fail (printf "nodeAgent.cpuFloor=%v: must be at most nodeAgent.cpuThreshold (%v), since offline pods can keep no more than the threshold lets all pods use; lower it or raise nodeAgent.cpuThreshold" $a.cpuFloor $a.cpuThreshold) }}
+{{- end }}
+{{- $interval := include "backfill.durationMillis" $a.interval }}
+{{- if and $interval (or (lt (float64 $interval) 100.0) (gt (float64 $interval) 60000.0)) }}
+{{- fail (printf "nodeAgent.interval=%v: must be from 100ms to 1m: the kubelet resets cgroups about once a minute and online pods need an answer within seconds (the default is 1s)" $a.interval) }}
+{{- end }}
+{{- $ns := include "backfill.nodeAgentNamespace" . }}
+{{- if eq $ns .Release.Namespace }}
+{{- fail (printf "nodeAgent.namespace.name=%s is the release's namespace: the node agent needs the privileged Pod Security level (root, the node's PID namespace and cgroups), which the manager's namespace must not have; leave nodeAgent.namespace.name empty for %s-node-agent, or name another namespace" $ns (include "backfill.fullname" .)) }}
 {{- end }}
 {{- end }}
 {{- end -}}

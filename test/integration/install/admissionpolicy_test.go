@@ -50,7 +50,7 @@ func TestAdmissionPolicyReservesTrainingPods(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = kcm.Stop() })
 	applyAdmissionPolicy(t)
-	eventuallyTypeChecked(t)
+	eventuallyTypeChecked(t, policyName)
 	const ns = "admission-team"
 	if err := apiServer.CreateNamespace(ctx(t), ns); err != nil {
 		t.Fatal(err)
@@ -158,11 +158,11 @@ func TestAdmissionPolicyReservesTrainingPods(t *testing.T) {
 // Pod schema, and fails on any warning: the apiserver accepts a policy
 // with a mistyped field and reports it in the status only. It does not
 // type-check variables; the requests of the test exercise each of them.
-func eventuallyTypeChecked(t *testing.T) {
+func eventuallyTypeChecked(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, "the policy type-checked", func(ctx context.Context) (bool, string, error) {
+	eventually(t, "policy "+name+" type-checked", func(ctx context.Context) (bool, string, error) {
 		vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-		if err := apiServer.Client.Get(ctx, client.ObjectKey{Name: policyName}, vap); err != nil {
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Name: name}, vap); err != nil {
 			return false, "", err
 		}
 		if vap.Status.ObservedGeneration != vap.Generation || vap.Status.TypeChecking == nil {
@@ -199,9 +199,9 @@ func TestAdmissionPolicyRendering(t *testing.T) {
 			}
 			objs := decode(t, helmTemplate(t, valueSet{release: tc.release, values: "default.yaml"}, args...))
 			vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-			oneOf(t, objs, "ValidatingAdmissionPolicy", vap)
+			oneOf(t, ofComponent(objs, "manager"), "ValidatingAdmissionPolicy", vap)
 			binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-			oneOf(t, objs, "ValidatingAdmissionPolicyBinding", binding)
+			oneOf(t, ofComponent(objs, "manager"), "ValidatingAdmissionPolicyBinding", binding)
 			wantRules := []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},

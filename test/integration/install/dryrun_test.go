@@ -23,13 +23,18 @@ import (
 // clusterReady prepares the apiserver once: the install namespace and the
 // dashboards' one, both held to the restricted Pod Security level (enforce
 // and warn, so that a Deployment whose pods would be refused draws a
-// warning), and the stand-in monitoring and cert-manager CRDs of testdata.
+// warning); the node agent's namespaces of the value sets, at the
+// privileged level the chart and config/nodeagent give them (a dry run
+// creates no namespace for the objects in it); and the stand-in
+// monitoring and cert-manager CRDs of testdata.
 var clusterReady = sync.OnceValue(func() error {
 	c := apiServer.Client
-	for _, name := range []string{namespace, "monitoring"} {
+	levels := map[string]string{namespace: "restricted", "monitoring": "restricted",
+		nodeAgentNamespace: "privileged", customNodeAgentNamespace: "privileged"}
+	for name, level := range levels {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			"pod-security.kubernetes.io/enforce": "restricted",
-			"pod-security.kubernetes.io/warn":    "restricted",
+			"pod-security.kubernetes.io/enforce": level,
+			"pod-security.kubernetes.io/warn":    level,
 		}}}
 		if err := c.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err

@@ -286,6 +286,50 @@ func TestChartRefusesBadValues(t *testing.T) {
 			set:  []string{"reclaim.margin=10"},
 			want: "additional properties 'margin' not allowed",
 		},
+		"node agent floor above its threshold": {
+			set:  []string{"nodeAgent.cpuFloor=80"},
+			want: "nodeAgent.cpuFloor=80: must be at most nodeAgent.cpuThreshold (70)",
+		},
+		"node agent threshold of 0": {
+			set:  []string{"nodeAgent.cpuThreshold=0"},
+			want: "at '/nodeAgent/cpuThreshold': minimum: got 0, want 1",
+		},
+		"node agent threshold above 100 percent": {
+			set:  []string{"nodeAgent.cpuThreshold=101"},
+			want: "at '/nodeAgent/cpuThreshold': maximum: got 101, want 100",
+		},
+		"node agent growth of 0": {
+			set:  []string{"nodeAgent.cpuGrowth=0"},
+			want: "at '/nodeAgent/cpuGrowth': minimum: got 0, want 1",
+		},
+		"node agent memory threshold of 5 percent": {
+			set:  []string{"nodeAgent.memoryThreshold=5"},
+			want: "at '/nodeAgent/memoryThreshold'",
+		},
+		"node agent interval under 100ms": {
+			set:  []string{"nodeAgent.interval=50ms"},
+			want: "nodeAgent.interval=50ms: must be from 100ms to 1m",
+		},
+		"node agent interval above a minute": {
+			set:  []string{"nodeAgent.interval=2m"},
+			want: "nodeAgent.interval=2m: must be from 100ms to 1m",
+		},
+		"node agent interval of 0": {
+			set:  []string{"nodeAgent.interval=0s"},
+			want: "at '/nodeAgent/interval': '0s' does not match pattern",
+		},
+		"node agent in the manager's namespace": {
+			set:  []string{"nodeAgent.namespace.name=backfill-system"},
+			want: "nodeAgent.namespace.name=backfill-system is the release's namespace: the node agent needs the privileged Pod Security level",
+		},
+		"node agent cgroup root not absolute": {
+			set:  []string{"nodeAgent.kubeletCgroupRoot=kubelet"},
+			want: "at '/nodeAgent/kubeletCgroupRoot': 'kubelet' does not match pattern",
+		},
+		"misspelt node agent key": {
+			set:  []string{"nodeAgent.threshold=80"},
+			want: "additional properties 'threshold' not allowed",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkRefused(t, tc.set, tc.want) })

@@ -4,6 +4,7 @@ package install
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,8 +67,9 @@ func compareInstalls(t *testing.T, chart, kustomized []*unstructured.Unstructure
 }
 
 // `kubectl kustomize config/default` is the chart's install with default
-// values, plus the Namespace (which Helm users create with
-// --create-namespace), minus the report endpoint's Secret.
+// values, plus the manager's Namespace (which Helm users create with
+// --create-namespace), minus the report endpoint's Secret. Both make the
+// node agent's namespace, at the privileged Pod Security level.
 func TestKustomizeMatchesChart(t *testing.T) {
 	var chart []*unstructured.Unstructured
 	for _, o := range decode(t, helmTemplate(t, valueSets["default"], "--include-crds")) {
@@ -82,14 +84,18 @@ func TestKustomizeMatchesChart(t *testing.T) {
 	for _, o := range decode(t, kustomize(t, filepath.Join(framework.RepoRoot(), "config", "default"))) {
 		if o.GetKind() == "Namespace" {
 			namespaces = append(namespaces, o.GetName())
-			if got := o.GetLabels()["pod-security.kubernetes.io/enforce"]; got != "restricted" {
-				t.Errorf("Namespace %s enforces Pod Security level %q, want restricted", o.GetName(), got)
+			want := map[string]string{namespace: "restricted", nodeAgentNamespace: "privileged"}[o.GetName()]
+			if got := o.GetLabels()["pod-security.kubernetes.io/enforce"]; got != want {
+				t.Errorf("Namespace %s enforces Pod Security level %q, want %q", o.GetName(), got, want)
 			}
-			continue
+			if o.GetName() == namespace {
+				continue
+			}
 		}
 		kustomized = append(kustomized, o)
 	}
-	if diff := cmp.Diff([]string{namespace}, namespaces); diff != "" {
+	slices.Sort(namespaces)
+	if diff := cmp.Diff([]string{nodeAgentNamespace, namespace}, namespaces); diff != "" {
 		t.Errorf("Namespaces of config/default (-want +got):\n%s", diff)
 	}
 	compareInstalls(t, chart, kustomized)
@@ -102,11 +108,11 @@ func TestChartRulesMatchMarkers(t *testing.T) {
 	rendered := decode(t, helmTemplate(t, valueSets["default"]))
 	rules := func(objs []*unstructured.Unstructured) any {
 		for _, o := range objs {
-			if o.GetKind() == "ClusterRole" {
+			if o.GetKind() == "ClusterRole" && o.GetName() == "backfill-manager" {
 				return o.Object["rules"]
 			}
 		}
-		t.Fatal("No ClusterRole rendered")
+		t.Fatal("No ClusterRole backfill-manager rendered")
 		return nil
 	}
 	if diff := cmp.Diff(rules(generated), rules(rendered)); diff != "" {

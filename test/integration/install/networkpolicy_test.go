@@ -227,12 +227,24 @@ func containerPorts(deploy *appsv1.Deployment) map[string]int32 {
 	return ports
 }
 
-// networkPolicyOf is the one NetworkPolicy of a rendering.
+// networkPolicyOf is the manager's one NetworkPolicy of a rendering.
 func networkPolicyOf(t *testing.T, objs []*unstructured.Unstructured) *networkingv1.NetworkPolicy {
 	t.Helper()
 	np := &networkingv1.NetworkPolicy{}
-	oneOf(t, objs, "NetworkPolicy", np)
+	oneOf(t, ofComponent(objs, "manager"), "NetworkPolicy", np)
 	return np
+}
+
+// ofComponent are the objects labelled app.kubernetes.io/component:
+// component (manager, node-agent).
+func ofComponent(objs []*unstructured.Unstructured, component string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetLabels()["app.kubernetes.io/component"] == component {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // deploymentOf is the one Deployment of a rendering.

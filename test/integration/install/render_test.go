@@ -53,6 +53,10 @@ var valueSets = map[string]valueSet{
 // namespace is where the renderings install to, as config/default does.
 const namespace = "backfill-system"
 
+// nodeAgentNamespace is where release backfill's node agent runs, as in
+// config/default.
+const nodeAgentNamespace = "backfill-node-agent"
+
 // chartFor is the chart directory a value set renders.
 func chartFor(t *testing.T, vs valueSet) string {
 	t.Helper()
