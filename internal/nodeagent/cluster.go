@@ -200,17 +200,21 @@ func (c *Cluster) deleted(uid string) bool {
 // now, so that its TFJob counts a disruption rather than a failure, and
 // evicts it. As the manager does, it asks first whether the Eviction API
 // would (a PodDisruptionBudget may refuse), and takes the notice off again
-// if the eviction is refused after all.
+// if the eviction is refused after all. A notice the cluster forbids does
+// not hold the eviction back.
 func (c *Cluster) Evict(ctx context.Context, p reclaim.Pod) error {
 	if err := reclaim.Evict(ctx, c.client, p.Namespace, p.Name, p.UID, true); err != nil {
 		return err
 	}
 	now := time.Now()
-	if err := reclaim.Notify(ctx, c.client, p.Namespace, p.Name, p.UID, &now); err != nil {
-		return err
+	noticed := reclaim.Notify(ctx, c.client, p.Namespace, p.Name, p.UID, &now)
+	// Memory does not wait for a notice the cluster forbids (a token not
+	// bound to this node): the eviction still counts as a disruption.
+	if noticed != nil && !apierrors.IsForbidden(noticed) {
+		return noticed
 	}
 	err := reclaim.Evict(ctx, c.client, p.Namespace, p.Name, p.UID, false)
-	if apierrors.IsTooManyRequests(err) {
+	if apierrors.IsTooManyRequests(err) && noticed == nil {
 		return errors.Join(err, client.IgnoreNotFound(reclaim.Notify(ctx, c.client, p.Namespace, p.Name, p.UID, nil)))
 	}
 	return err
