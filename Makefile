@@ -177,3 +177,7 @@ pod-shape: ## Print what the kubelet's own code makes of a TFJob pod's shapes: Q
 .PHONY: bench-reclaim
 bench-reclaim: ## Simulate 100 nodes for 7 days: utilisation vs online harm of priority only, Koordinator and backfill's reclaim; writes docs/images/reclaim-day.png.
 	go run ./test/bench/reclaim $(BENCH_FLAGS)
+
+.PHONY: bench-interference
+bench-interference: ## As root, on this machine's real cgroups: online P99 beside offline training, alone, at equal weight, BestEffort and with the node agent (~6 min); plot in $TMPDIR or /tmp unless BENCH_FLAGS="-out <png>".
+	go run ./test/bench/interference $(BENCH_FLAGS)
