@@ -43,6 +43,8 @@ type Agent struct {
 	// evicting are the pods evicted for memory and not yet gone, with
 	// what they used: released already, as far as the next tick goes.
 	evicting map[types.UID]int64
+	// noIdleTold: the log said once that the kernel has no cpu.idle.
+	noIdleTold bool
 	// waitsSeen are the online pods' CPU waits at the last tick.
 	waitsSeen map[types.UID]time.Duration
 
@@ -121,8 +123,13 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return errors.Join(errs...) // use is measured over a tick: the next one caps
 	}
 	u := now.since(prev, a.capacity)
-	a.ceiling = follow(a.ceiling, budget(u, a.cfg.Settings), a.capacity, a.cfg.Settings.CPUGrowth)
-	errs = append(errs, a.capOffline(pods))
+	if engaged(u, a.cfg.Settings) {
+		a.ceiling = follow(a.ceiling, budget(u, a.cfg.Settings), a.capacity, a.cfg.Settings.CPUGrowth)
+		errs = append(errs, a.capOffline(pods))
+	} else {
+		a.ceiling = -1
+		errs = append(errs, a.lift())
+	}
 	a.record(now, prev, u)
 	return errors.Join(errs...)
 }
@@ -146,6 +153,7 @@ func (a *Agent) capOffline(pods []Pod) error {
 			continue
 		}
 		a.capped[uid] = p
+		errs = append(errs, a.idle(p, a.cfg.Settings.CPUIdle))
 	}
 	for uid := range a.capped {
 		if _, ok := byUID[uid]; !ok {
@@ -159,7 +167,8 @@ func (a *Agent) capOffline(pods []Pod) error {
 func (a *Agent) lift() error {
 	var errs []error
 	for uid, p := range a.capped {
-		if err := a.cfg.FS.SetPodCPUCeiling(p.group(a.cfg.FS), -1, p.Limits); err != nil && a.cfg.FS.Exists(p.group(a.cfg.FS)) {
+		err := errors.Join(a.cfg.FS.SetPodCPUCeiling(p.group(a.cfg.FS), -1, p.Limits), a.idle(p, false))
+		if err != nil && a.cfg.FS.Exists(p.group(a.cfg.FS)) {
 			errs = append(errs, fmt.Errorf("lifting the CPU ceiling of offline pod %s/%s: %w", p.Namespace, p.Name, err))
 			continue
 		}
@@ -169,6 +178,23 @@ func (a *Agent) lift() error {
 		a.metrics.ceiling.Set(-1)
 	}
 	return errors.Join(errs...)
+}
+
+// idle puts a reclaimed pod in the scheduler's idle class or takes it out.
+// A kernel without cpu.idle is told once; the ceiling still holds.
+func (a *Agent) idle(p Pod, idle bool) error {
+	err := a.cfg.FS.SetCPUIdle(p.group(a.cfg.FS), idle)
+	switch {
+	case errors.Is(err, nodefs.ErrNoCPUIdle):
+		if !a.noIdleTold {
+			a.cfg.Log.Info("Offline pods stay in the normal scheduling class: CPU weights and the ceiling alone protect online pods", "reason", err.Error())
+			a.noIdleTold = true
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("setting cpu.idle of offline pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
 }
 
 // cfsPeriod is the kubelet's CFS period in µs (its --cpu-cfs-quota-period

@@ -50,7 +50,10 @@ func (a *Agent) observeWaits(pods []Pod) error {
 func (a *Agent) record(now, prev *reading, u usage) {
 	cores := func(milli int64) float64 { return float64(milli) / 1000 }
 	t := Tick{At: now.at, Capacity: cores(u.capacity), Online: cores(u.online()), Offline: cores(u.offline),
-		System: cores(u.system()), Ceiling: cores(a.ceiling)}
+		System: cores(u.system()), Ceiling: -1}
+	if a.ceiling >= 0 {
+		t.Ceiling = cores(a.ceiling)
+	}
 	a.mu.Lock()
 	a.tick = t
 	a.mu.Unlock()
