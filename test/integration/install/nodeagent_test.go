@@ -41,7 +41,7 @@ const customNodeAgentNamespace = "node-agents"
 // listens, which pods are offline, and every setting.
 var nodeAgentFlagsSet = []string{"node-name", "metrics-bind-address", "health-probe-bind-address", "cgroup-root",
 	"proc-root", "kubelet-cgroup-root", "offline-priority-class", "interval", "cpu-threshold", "cpu-floor",
-	"cpu-growth", "memory-threshold", "log-level", "log-format"}
+	"cpu-growth", "cpu-idle", "cpu-activation", "memory-threshold", "log-level", "log-format"}
 
 // nodeAgentRules are the agent's permissions, no more.
 var nodeAgentRules = []rbacv1.PolicyRule{
@@ -60,16 +60,17 @@ var nodeAgentRules = []rbacv1.PolicyRule{
 // command has, each of its type, every setting among them; probes and metrics on the ports it listens on;
 // in a namespace of its own, bound to exactly its ClusterRole.
 func TestNodeAgentDaemonSet(t *testing.T) {
+	// The installs' defaults are the agent's own, which make
+	// bench-interference chose.
 	tests := map[string]struct {
 		render   func(t *testing.T) []byte
 		wantNS   string
 		wantArgs []string
 	}{
 		"chart default": {
-			render: func(t *testing.T) []byte { return helmTemplate(t, valueSets["default"]) },
-			wantNS: nodeAgentNamespace,
-			wantArgs: []string{"--interval=1s", "--cpu-threshold=70", "--cpu-floor=10", "--cpu-growth=10",
-				"--memory-threshold=90", "--kubelet-cgroup-root=/", "--offline-priority-class=backfill-offline"},
+			render:   func(t *testing.T) []byte { return helmTemplate(t, valueSets["default"]) },
+			wantNS:   nodeAgentNamespace,
+			wantArgs: append(agentDefaults(), "--kubelet-cgroup-root=/", "--offline-priority-class=backfill-offline"),
 		},
 		"chart custom": {
 			render: func(t *testing.T) []byte { return helmTemplate(t, valueSets["custom"]) },
@@ -81,9 +82,8 @@ func TestNodeAgentDaemonSet(t *testing.T) {
 			render: func(t *testing.T) []byte {
 				return kustomize(t, filepath.Join(framework.RepoRoot(), "config", "default"))
 			},
-			wantNS: nodeAgentNamespace,
-			wantArgs: []string{"--interval=1s", "--cpu-threshold=70", "--cpu-floor=10", "--cpu-growth=10",
-				"--memory-threshold=90", "--kubelet-cgroup-root=/", "--offline-priority-class=backfill-offline"},
+			wantNS:   nodeAgentNamespace,
+			wantArgs: append(agentDefaults(), "--kubelet-cgroup-root=/", "--offline-priority-class=backfill-offline"),
 		},
 	}
 	for name, tc := range tests {
@@ -609,4 +609,15 @@ func convert(t *testing.T, o *unstructured.Unstructured, into any) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
 		t.Fatalf("Converting %s: %v", objectKey(o), err)
 	}
+}
+
+// agentDefaults are the agent's protection settings at their defaults, as
+// flags.
+func agentDefaults() []string {
+	flags := nodeagent.NewCommand().Flags()
+	var args []string
+	for _, name := range []string{"interval", "cpu-threshold", "cpu-activation", "cpu-floor", "cpu-growth", "cpu-idle", "memory-threshold"} {
+		args = append(args, "--"+name+"="+flags.Lookup(name).DefValue)
+	}
+	return args
 }
