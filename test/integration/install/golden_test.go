@@ -287,8 +287,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 			want: "additional properties 'margin' not allowed",
 		},
 		"node agent floor above its threshold": {
-			set:  []string{"nodeAgent.cpuFloor=80"},
-			want: "nodeAgent.cpuFloor=80: must be at most nodeAgent.cpuThreshold (70)",
+			set:  []string{"nodeAgent.cpuFloor=90"},
+			want: "nodeAgent.cpuFloor=90: must be at most nodeAgent.cpuThreshold (85)",
 		},
 		"node agent threshold of 0": {
 			set:  []string{"nodeAgent.cpuThreshold=0"},
