@@ -59,6 +59,12 @@ type Pod struct {
 	// backfill stops it and when it gets SIGTERM at the latest.
 	StopReason string
 	StopAt     time.Time
+	// Online is the latency objective of an online pod whose workload opts
+	// in (colocation.LatencyObjectiveAnnotation), Workload its workload's
+	// name; LatencyError says why an opt-in was not taken.
+	Online       *colocation.LatencyObjective
+	Workload     string
+	LatencyError string
 }
 
 // Node is what the view keeps of a node. Of its ObjectMeta only the name
@@ -114,6 +120,13 @@ func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 		s.StopAt, _ = time.Parse(time.RFC3339, pod.Annotations[colocation.StopAtAnnotation])
 	}
 	if s.Tier != colocation.TierOffline {
+		online, err := colocation.LatencyObjectiveOf(pod.Annotations)
+		if err != nil {
+			s.LatencyError = err.Error()
+		}
+		if online != nil || err != nil {
+			s.Online, s.Workload = online, intern.String(colocation.WorkloadOf(pod))
+		}
 		return s
 	}
 	if name, ok := colocation.ControllingTFJob(pod); ok {
