@@ -93,6 +93,9 @@ func writeExplanation(w io.Writer, e reclaim.Explanation, now time.Time) {
 		fmt.Fprintf(w, "Cool-down:\tuntil %s (%s left): no room for new offline pods after an eviction\n",
 			e.CooldownUntil.UTC().Format(time.RFC1123Z), e.CooldownUntil.Sub(now).Round(time.Second))
 	}
+	if h := e.Online; h != nil {
+		writeHold(w, h, now)
+	}
 	if e.State == reclaim.StateStale && e.Target.IsZero() && e.OnlinePeak.IsZero() {
 		return // no usage: the formula has no inputs
 	}
@@ -113,6 +116,16 @@ func writeExplanation(w io.Writer, e reclaim.Explanation, now time.Time) {
 		row("evicted", e.Evicting, "to bring what offline pods hold within the target")
 	}
 	row("published", e.Published, "moves to the target at once when it falls, by --reclaim-growth-per-minute when it rises, never below what pods hold")
+}
+
+// writeHold says why online pods hold the node back, and what comes next.
+func writeHold(w io.Writer, h *reclaim.OnlineHold, now time.Time) {
+	fmt.Fprintf(w, "Held back:\tsince %s by %s: %s\n", timestamp(metav1.NewTime(h.Since), now), h.Signal, h.Why)
+	next := "no growth; after --reclaim-online-evict-after of harm, a step of CPU is given back by evicting, then again after each cool-down"
+	if !h.HealthySince.IsZero() {
+		next = "healthy since " + timestamp(metav1.NewTime(h.HealthySince), now) + "; grows again once healthy for --reclaim-online-recover-after"
+	}
+	fmt.Fprintf(w, "  \tat most %s of batch CPU, %d step(s) given back; %s\n", colocation.CPUString(h.MilliCPU), h.Steps, next)
 }
 
 // stateInWords says whether the capacity follows usage, and how fresh its

@@ -41,6 +41,10 @@ func TestDescribeNode(t *testing.T) {
 		Evicting: reclaim.Resources{MilliCPU: 6000, Memory: gi(12)}, Published: reclaim.Resources{MilliCPU: 3000, Memory: gi(6)},
 		CooldownUntil: fixedNow.Add(4 * time.Minute),
 	}
+	held := *evicting
+	held.Why = "evicting 1 offline pod(s) to give back a step of CPU: workload shop/web has P99 240ms, above its objective 200ms; no room for new pods until the cool-down ends"
+	held.Online = &reclaim.OnlineHold{Signal: reclaim.SignalLatency, Why: "workload shop/web has P99 240ms, above its objective 200ms",
+		Since: fixedNow.Add(-3 * time.Minute), MilliCPU: 7400, Steps: 1}
 	stale := &reclaim.Explanation{State: reclaim.StateStale, At: fixedNow.Add(-time.Minute), Why: "frozen: no usage for the node"}
 	batch := corev1.ResourceList{colocation.ResourceBatchCPU: resource.MustParse("3000"), colocation.ResourceBatchMemory: resource.MustParse("6Gi")}
 	training := corev1.Pod{
@@ -59,6 +63,7 @@ func TestDescribeNode(t *testing.T) {
 
 	for name, d := range map[string]*nodeDescription{
 		"describe-node-evicting": {node: reclaimNode(evicting.Published, evicting), pods: []corev1.Pod{training, web}},
+		"describe-node-held":     {node: reclaimNode(held.Published, &held), pods: []corev1.Pod{training, web}},
 		"describe-node-stale":    {node: reclaimNode(reclaim.Resources{}, stale), pods: []corev1.Pod{web}, events: []corev1.Event{frozen}},
 		"describe-node-never":    {node: reclaimNode(reclaim.Resources{}, nil)},
 	} {

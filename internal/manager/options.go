@@ -141,6 +141,10 @@ func (o *Options) bindReclaimFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "Percent of a node's capacity: smaller changes of its reclaimed capacity are not written.")
 	fs.DurationVar(&s.Cooldown, "reclaim-cooldown", s.Cooldown, "How long a node that evicted offers no room to new offline pods.")
 	fs.DurationVar(&s.StaleAfter, "reclaim-stale-after", s.StaleAfter, "Age of a node's newest usage sample past which its reclaimed capacity freezes (no growth, no evictions) until usage is current again.")
+	fs.Float64Var(&s.OnlineCPUWait, "reclaim-online-cpu-wait", s.OnlineCPUWait, "Seconds per second a node's online pods may wait for a CPU together (the node agent's measure, else the kubelet's PSI, from --prometheus-url) before the node is held back as if they missed their latency objective; 0 listens to latency objectives only.")
+	fs.IntVar(&s.OnlineStep, "reclaim-online-step", s.OnlineStep, "Percent of a node's CPU a node held back by its online pods gives back at each step, by evicting offline pods.")
+	fs.DurationVar(&s.OnlineEvictAfter, "reclaim-online-evict-after", s.OnlineEvictAfter, "How long online pods must miss their objective (or wait for CPU) beside offline pods before the node gives back a step by evicting; until then it only stops growing. Steps repeat after each --reclaim-cooldown while the harm lasts.")
+	fs.DurationVar(&s.OnlineRecoverAfter, "reclaim-online-recover-after", s.OnlineRecoverAfter, "How long the online signal must stay healthy before a node held back by it grows again.")
 }
 
 // Validate says what is wrong with the flags and how to fix it.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,6 +53,12 @@ func newColocationCollector() *colocationCollector {
 		offlinePod: prometheus.NewDesc(NameOfflinePodInfo,
 			"1 per non-terminated offline pod bound to a node, with its TFJob and replica type (empty when no TFJob controls it): the key to join the kubelet's and dcgm-exporter's per-pod series with.",
 			[]string{"namespace", "pod", "node", "tfjob", "replica_type"}, nil),
+		onlinePod: prometheus.NewDesc(NameOnlinePodInfo,
+			"1 per non-terminated online pod of a workload that declares a latency objective (backfill.dev/latency-objective), bound to a node, with its workload and whether offline pods run on its node (offline_beside): the key to join the workload's latency histogram with.",
+			[]string{"namespace", "pod", "node", "workload", "offline_beside"}, nil),
+		objective: prometheus.NewDesc(NameOnlineObjective,
+			"The P99 request latency an online workload declares as its objective (backfill.dev/latency-objective).",
+			[]string{"namespace", "workload"}, nil),
 	}
 }
 
@@ -69,6 +76,7 @@ type colocationSource interface {
 type colocationCollector struct {
 	allocatable, requests, limits, pods, offlinePod *prometheus.Desc
 	batchAllocatable, batchAllocated                *prometheus.Desc
+	onlinePod, objective                            *prometheus.Desc
 
 	mu     sync.Mutex
 	source colocationSource
@@ -83,7 +91,7 @@ func (c *colocationCollector) use(source colocationSource) {
 
 // Describe implements prometheus.Collector.
 func (c *colocationCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.allocatable, c.requests, c.limits, c.pods, c.batchAllocatable, c.batchAllocated, c.offlinePod} {
+	for _, d := range []*prometheus.Desc{c.allocatable, c.requests, c.limits, c.pods, c.batchAllocatable, c.batchAllocated, c.offlinePod, c.onlinePod, c.objective} {
 		ch <- d
 	}
 }
@@ -126,12 +134,16 @@ func newNodeState() *nodeState {
 type colocationTally struct {
 	nodes   map[string]*nodeState
 	offline []*clusterview.Pod
+	// online are the online pods that declare a latency objective.
+	online []*clusterview.Pod
+	// offlineOn are the nodes where offline pods not terminating run.
+	offlineOn map[string]bool
 }
 
 // tally adds up the pods bound to a node by node and tier. A pod bound to
 // a node the view does not (yet) hold still counts, under its node's name.
 func tally(nodes []*clusterview.Node, pods []*clusterview.Pod) colocationTally {
-	t := colocationTally{nodes: map[string]*nodeState{}}
+	t := colocationTally{nodes: map[string]*nodeState{}, offlineOn: map[string]bool{}}
 	for _, n := range nodes {
 		s := newNodeState()
 		s.allocatable = n.Allocatable
@@ -155,8 +167,12 @@ func tally(nodes []*clusterview.Node, pods []*clusterview.Pod) colocationTally {
 		if pod.DeletionTimestamp == nil {
 			s.batchHeld = s.batchHeld.Add(pod.Batch)
 		}
-		if pod.Tier == colocation.TierOffline {
+		switch {
+		case pod.Tier == colocation.TierOffline:
 			t.offline = append(t.offline, pod)
+			t.offlineOn[pod.Node] = t.offlineOn[pod.Node] || pod.DeletionTimestamp == nil
+		case pod.Online != nil:
+			t.online = append(t.online, pod)
 		}
 	}
 	return t
@@ -189,6 +205,14 @@ func (c *colocationCollector) send(ch chan<- prometheus.Metric, t colocationTall
 	}
 	for _, p := range t.offline {
 		gauge(c.offlinePod, 1, p.Namespace, p.Name, p.Node, p.TFJob, offlineReplicaType(p))
+	}
+	objectives := map[[2]string]float64{}
+	for _, p := range t.online {
+		gauge(c.onlinePod, 1, p.Namespace, p.Name, p.Node, p.Workload, strconv.FormatBool(t.offlineOn[p.Node]))
+		objectives[[2]string{p.Namespace, p.Workload}] = p.Online.P99.Seconds()
+	}
+	for w, v := range objectives {
+		gauge(c.objective, v, w[0], w[1])
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/backfill-dev/backfill/internal/clusterview"
 	cvt "github.com/backfill-dev/backfill/internal/clusterview/clusterviewtest"
@@ -25,6 +26,9 @@ func TestColocationState(t *testing.T) {
 	// An init container larger than the containers' sum sets the request.
 	web.Spec.InitContainers = []corev1.Container{cvt.Container(cvt.Resources("cpu", "2"), nil)}
 	web.Spec.Overhead = cvt.Resources("cpu", "100m")
+	web.Annotations = map[string]string{colocation.LatencyObjectiveAnnotation: "250ms"}
+	web.Labels = map[string]string{"pod-template-hash": "5f7b"}
+	web.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-5f7b", Controller: ptr.To(true)}}
 	worker := cvt.TFJobPod(cvt.Pod("team-a", "mnist-worker-0", "gpu-0", corev1.PodQOSGuaranteed, corev1.PodRunning,
 		cvt.Container(cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"), cvt.Resources("cpu", "4", "memory", "8Gi", "nvidia.com/gpu", "2"))),
 		"mnist", "worker")
@@ -102,6 +106,9 @@ func TestColocationState(t *testing.T) {
 		"backfill_offline_pod_info{namespace=team-a,node=gpu-0,pod=mnist-worker-0,replica_type=worker,tfjob=mnist}": 1,
 		"backfill_offline_pod_info{namespace=batch,node=cpu-0,pod=etl-0,replica_type=,tfjob=}":                      1,
 		"backfill_offline_pod_info{namespace=batch,node=cpu-0,pod=report-0,replica_type=,tfjob=}":                   1,
+		// web-0 opts in, beside the mnist worker.
+		"backfill_online_pod_info{namespace=shop,node=gpu-0,offline_beside=true,pod=web-0,workload=web}": 1,
+		"backfill_online_latency_objective_seconds{namespace=shop,workload=web}":                         0.25,
 	} {
 		want[k] = v
 	}

@@ -191,6 +191,7 @@ var collectors = []prometheus.Collector{
 	timeToRunning, duration, reportJobs,
 	reclaimTarget, reclaimOnlinePeak, reclaimUsageAge, reclaimFrozen, reclaimSourceUp,
 	reclaimSyncDuration, reclaimNodeWrites, reclaimEvictions,
+	onlineP99, reclaimOnlineHold, reclaimOnlineActions,
 }
 
 var registerOnce sync.Once
@@ -222,6 +223,9 @@ func initialise() {
 	for _, r := range BatchResources {
 		reclaimEvictions.WithLabelValues(r, EvictionEvicted)
 		reclaimEvictions.WithLabelValues(r, EvictionRefused)
+	}
+	for _, a := range OnlineActions {
+		reclaimOnlineActions.WithLabelValues(a)
 	}
 }
 

@@ -50,6 +50,8 @@ var every = []documented{
 	{NameNodeBatchAllocatable, "gauge", []string{"node", "resource"}},
 	{NameNodeBatchAllocated, "gauge", []string{"node", "resource"}},
 	{NameOfflinePodInfo, "gauge", []string{"namespace", "pod", "node", "tfjob", "replica_type"}},
+	{NameOnlinePodInfo, "gauge", []string{"namespace", "pod", "node", "workload", "offline_beside"}},
+	{NameOnlineObjective, "gauge", []string{"namespace", "workload"}},
 	{NamePodsCreated, "counter", []string{"replica_type"}},
 	{NamePodsDeleted, "counter", []string{"replica_type"}},
 	{NameReplicaRestarts, "counter", []string{"cause"}},
@@ -65,6 +67,9 @@ var every = []documented{
 	{NameReclaimSyncDuration, "histogram", nil},
 	{NameReclaimNodeWrites, "counter", nil},
 	{NameReclaimEvictions, "counter", []string{"resource", "result"}},
+	{NameOnlineP99, "gauge", []string{"namespace", "workload", "peers"}},
+	{NameReclaimOnlineHold, "gauge", []string{"node", "signal"}},
+	{NameReclaimOnlineActed, "counter", []string{"action"}},
 }
 
 // stateGauges name a TFJob, pod or node by design, one series per object
@@ -74,6 +79,7 @@ var stateGauges = []string{
 	NameJobGoodput, NameJobCheckpointTime, NameJobProgressStep,
 	NameNodeAllocatable, NameNodeRequests, NameNodeLimits, NameNodePods, NameOfflinePodInfo,
 	NameNodeBatchAllocatable, NameNodeBatchAllocated, NameReclaimTarget, NameReclaimOnlinePeak, NameReclaimUsageAge, NameReclaimFrozen,
+	NameOnlinePodInfo, NameOnlineObjective, NameOnlineP99, NameReclaimOnlineHold,
 }
 
 // TestLabelsBounded feeds every entry point odd input and checks that each
@@ -93,6 +99,7 @@ func TestLabelsBounded(t *testing.T) {
 		"result":         {ResultSucceeded, ResultFailed, EvictionEvicted, EvictionRefused},
 		"resource":       BatchResources,
 		"source":         {"prometheus", "metrics-api"},
+		"action":         OnlineActions,
 		"namespace":      namespaces,
 		"job_namespace":  namespaces,
 	}
@@ -134,6 +141,7 @@ func TestLabelsBounded(t *testing.T) {
 		ReclaimSynced(time.Second)
 		NodeWritten()
 		Evicted("memory", EvictionRefused)
+		OnlineActed(OnlineGiveBack)
 		ReportedJobs(func() int { return len(jobs) })
 	})
 	ReportedJobs(nil)

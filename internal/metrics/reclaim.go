@@ -101,6 +101,7 @@ func NodeGone(node string) {
 	}
 	reclaimUsageAge.DeleteLabelValues(node)
 	reclaimFrozen.DeleteLabelValues(node)
+	NodeOnlineHold(node, "")
 }
 
 // UsageSourceUp records whether the last query of a usage source

@@ -28,7 +28,7 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod, checkpoints map
 		node := Node{Name: n.Name, Capacity: n.Capacity.Exact(), Allocatable: n.Allocatable.Exact(),
 			Published: n.Batch, Pods: byNode[n.Name], OnRequests: onRequests[n.Name]}
 		if e, ok, err := ReadExplanation(n.Annotations); ok && err == nil {
-			node.CooldownUntil, node.PublishedAt = e.CooldownUntil, e.At
+			node.CooldownUntil, node.PublishedAt, node.Online = e.CooldownUntil, e.At, e.Online
 			s.explained[n.Name] = e
 		}
 		s.nodes = append(s.nodes, node)

@@ -45,6 +45,11 @@ type Controller struct {
 	known map[string]bool
 	// warned are the pods whose job was told they can never fit.
 	warned map[string]bool
+	// signals read what online pods say of their service; nil: nothing
+	// does, and no node is held back by it.
+	signals *OnlineSignals
+	// misdeclared are the workloads whose opt-in was logged as wrong.
+	misdeclared map[string]bool
 
 	// supply is what the last decision offered (Supply), read by the
 	// TFJob controller's workers, which supplyChanges wake.
@@ -58,9 +63,13 @@ type Controller struct {
 // evicted.
 func NewController(c client.Client, view *clusterview.View, source UsageSource, settings Settings, notice time.Duration, recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) *Controller {
 	return &Controller{client: c, view: view, source: source, settings: settings, notice: notice, recorder: recorder, clock: clk,
-		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{},
+		log: log.WithName(ControllerName), known: map[string]bool{}, warned: map[string]bool{}, misdeclared: map[string]bool{},
 		supplyChanges: make(chan event.TypedGenericEvent[Supply], 1)}
 }
+
+// ListenTo makes decisions hold back the nodes whose online pods suffer,
+// as signals read them.
+func (c *Controller) ListenTo(signals *OnlineSignals) { c.signals = signals }
 
 // Start decides every interval until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
@@ -98,6 +107,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		return err
 	}
 	pods := c.view.Pods()
+	signals := c.readSignals(ctx, start, pods)
 	state := nodesOf(c.view.Nodes(), pods, checkpoints)
 	seen := map[string]bool{}
 	var errs []error
@@ -106,6 +116,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 	for _, n := range state.nodes {
 		seen[n.Name] = true
 		u, ok := usage[n.Name]
+		if sig, known := signals[n.Name]; known && ok {
+			u.Online = &sig
+		}
 		d := Decide(n, optional(u, ok), c.settings, start)
 		if usageErr != nil {
 			d.Why = fmt.Sprintf("frozen: the %s usage source failed: %v", c.source.Name(), usageErr)
@@ -177,5 +190,6 @@ func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explana
 	if before.State != d.State {
 		c.stateChanged(n.Name, before.State, d)
 	}
+	c.heldChanged(n.Name, before.Online, d)
 	return d, nil
 }

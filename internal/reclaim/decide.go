@@ -51,6 +51,8 @@ type Explanation struct {
 	// Published is the batch capacity the node offers after this decision.
 	Published     Resources `json:"published"`
 	CooldownUntil time.Time `json:"cooldownUntil,omitzero"`
+	// Online is the hold of the online pods' signal, nil when none.
+	Online *OnlineHold `json:"online,omitempty"`
 }
 
 // Decision is what to do about one node.
@@ -61,14 +63,14 @@ type Decision struct {
 }
 
 // Decide is the decision for one node at now, from its usage (nil when the
-// source has none for it).
+// source has none for it), its online pods' signal with it.
 func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 	d := Decision{Explanation: Explanation{
 		State: StateFresh, At: now, Capacity: n.Capacity,
 		Reserved: n.Capacity.Sub(n.Allocatable).NonNegative(),
 		Margin:   s.Margin.of(n.Capacity),
 		Held:     held(n.Pods), OnRequests: n.OnRequests,
-		Published: n.Published, CooldownUntil: n.CooldownUntil,
+		Published: n.Published, CooldownUntil: n.CooldownUntil, Online: n.Online,
 	}}
 	if u == nil || now.Sub(u.At) > s.StaleAfter {
 		d.State = StateStale
@@ -86,7 +88,11 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 	d.Target.Memory = wholeMiB(d.Target.Memory)
 
 	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
-	if d.Need = deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System)); !d.Need.IsZero() {
+	hold, grow, giveBack := listen(n, u.Online, s, d.Held, now)
+	d.Online = hold
+	d.Need = deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System))
+	d.Need.MilliCPU = max(d.Need.MilliCPU, giveBack)
+	if !d.Need.IsZero() {
 		d.Evict = ChooseVictims(n.Pods, d.Need, now)
 		for _, p := range d.Evict {
 			d.Evicting = d.Evicting.Add(p.Batch)
@@ -100,6 +106,9 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 	case len(d.Evict) > 0:
 		d.Published = remaining
 		d.Why = fmt.Sprintf("evicting %d offline pod(s): they held %s, leaving online pods less than the eviction margin; no room for new pods until the cool-down ends", len(d.Evict), d.Held)
+		if giveBack > 0 {
+			d.Why = fmt.Sprintf("evicting %d offline pod(s) to give back a step of CPU: %s; no room for new pods until the cool-down ends", len(d.Evict), hold.Why)
+		}
 	case now.Before(n.CooldownUntil):
 		d.Published = remaining
 		d.Why = "cooling down after an eviction: no room for new offline pods"
@@ -113,11 +122,18 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 		if u.Partial {
 			growth = Resources{}
 		}
+		if !grow {
+			growth.MilliCPU = 0
+		}
 		d.Published = Resources{
 			MilliCPU: follow(n.Published.MilliCPU, d.Target.MilliCPU, remaining.MilliCPU, growth.MilliCPU, tolerance.MilliCPU),
 			Memory:   follow(n.Published.Memory, d.Target.Memory, remaining.Memory, growth.Memory, tolerance.Memory),
 		}
 		d.Why = why(n.Published, d.Published, d.Target, u.Partial)
+		if hold != nil {
+			d.Published.MilliCPU = min(d.Published.MilliCPU, max(hold.MilliCPU, remaining.MilliCPU))
+			d.Why = heldWhy(hold, d.Why)
+		}
 	}
 	// Whole MiB read better on a node, and never drop below what pods hold.
 	d.Published.Memory = max(wholeMiB(d.Published.Memory), min(remaining.Memory, d.Published.Memory))

@@ -14,6 +14,8 @@ type Node struct {
 	PublishedAt time.Time
 	// CooldownUntil is the end of the cool-down of its last eviction.
 	CooldownUntil time.Time
+	// Online is the hold of its online pods' signal, nil when none.
+	Online *OnlineHold
 	// Pods are the offline pods bound to the node that hold reclaimed
 	// capacity, terminating ones included.
 	Pods []Pod
@@ -69,6 +71,9 @@ type Usage struct {
 	// Partial: the samples cover less than the window (the source began
 	// recently), so the peak may miss one; capacity does not grow on it.
 	Partial bool
+	// Online is what the node's online pods say of their service; nil
+	// when nothing measures it.
+	Online *OnlineSignal
 }
 
 // held is what the node's pods that are not terminating hold.

@@ -40,6 +40,20 @@ type Settings struct {
 	// StaleAfter is the age of the newest usage sample past which a node's
 	// capacity is frozen: no growth and no evictions on old data.
 	StaleAfter time.Duration
+
+	// OnlineCPUWait is how long, in seconds per second, a node's online
+	// pods may wait for a CPU together before the node is held back as if
+	// they missed their objective; 0 listens to latency only.
+	OnlineCPUWait float64
+	// OnlineStep is the share of a node's CPU, in percent, a held node
+	// gives back at each step.
+	OnlineStep int
+	// OnlineEvictAfter is how long online pods must suffer before a held
+	// node gives back a step by evicting: a blip stops growth only.
+	OnlineEvictAfter time.Duration
+	// OnlineRecoverAfter is how long the signal must stay healthy before
+	// a held node grows again.
+	OnlineRecoverAfter time.Duration
 }
 
 // DefaultSettings suit a cluster scraped every 30 s.
@@ -54,6 +68,11 @@ func DefaultSettings() Settings {
 		MinChange:        2,
 		Cooldown:         5 * time.Minute,
 		StaleAfter:       3 * time.Minute,
+
+		OnlineCPUWait:      0.1,
+		OnlineStep:         10,
+		OnlineEvictAfter:   2 * time.Minute,
+		OnlineRecoverAfter: 10 * time.Minute,
 	}
 }
 
@@ -92,6 +111,18 @@ func (s Settings) Validate() error {
 	}
 	if s.StaleAfter < s.Interval {
 		errs = append(errs, fmt.Errorf("--reclaim-stale-after=%v: must be at least --reclaim-interval (%v)", s.StaleAfter, s.Interval))
+	}
+	if s.OnlineCPUWait < 0 {
+		errs = append(errs, fmt.Errorf("--reclaim-online-cpu-wait=%v: must not be negative; 0 listens to latency only", s.OnlineCPUWait))
+	}
+	if s.OnlineStep < 1 || s.OnlineStep > 100 {
+		errs = append(errs, fmt.Errorf("--reclaim-online-step=%d: must be from 1 to 100 percent of a node's CPU", s.OnlineStep))
+	}
+	if s.OnlineEvictAfter < 0 {
+		errs = append(errs, fmt.Errorf("--reclaim-online-evict-after=%v: must not be negative, e.g. 2m", s.OnlineEvictAfter))
+	}
+	if s.OnlineRecoverAfter < s.Interval {
+		errs = append(errs, fmt.Errorf("--reclaim-online-recover-after=%v: must be at least --reclaim-interval (%v), e.g. 10m", s.OnlineRecoverAfter, s.Interval))
 	}
 	return errors.Join(errs...)
 }

@@ -29,10 +29,10 @@ type nodeWrite struct {
 }
 
 // changes reports whether the decision changes what the node offers, its
-// state or its cool-down. Input drift alone writes nothing.
+// state, its cool-down or its hold. Input drift alone writes nothing.
 func (w nodeWrite) changes() bool {
 	return w.decision.Published != w.node.Published || w.decision.State != w.before.State ||
-		!w.decision.CooldownUntil.Equal(w.before.CooldownUntil)
+		!w.decision.CooldownUntil.Equal(w.before.CooldownUntil) || holdChanged(w.before.Online, w.decision.Online)
 }
 
 // writeAll publishes the decisions that change something,

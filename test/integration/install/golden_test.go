@@ -99,7 +99,8 @@ func TestChartFlagsAreManagerFlags(t *testing.T) {
 			for _, f := range []string{"reclaim", "reclaim-usage-source", "prometheus-rate-window",
 				"reclaim-cpu-margin", "reclaim-memory-margin", "reclaim-cpu-eviction-margin", "reclaim-memory-eviction-margin",
 				"reclaim-cpu-eviction-delay", "reclaim-window", "reclaim-interval", "reclaim-growth-per-minute",
-				"reclaim-min-change", "reclaim-cooldown", "reclaim-stale-after"} {
+				"reclaim-min-change", "reclaim-cooldown", "reclaim-stale-after",
+				"reclaim-online-cpu-wait", "reclaim-online-step", "reclaim-online-evict-after", "reclaim-online-recover-after"} {
 				if !flags.Changed(f) {
 					t.Errorf("--%s is not passed to the manager", f)
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -247,6 +248,20 @@ func dumpOnFailure(t *testing.T) {
 // this process) with the given labels.
 func counter(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
+	return sample(t, name, labels).GetCounter().GetValue()
+}
+
+// gauge is the value of a gauge of the manager's registry with the given
+// labels, 0 when it has none.
+func gauge(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	return sample(t, name, labels).GetGauge().GetValue()
+}
+
+// sample is the first series of a metric of the manager's registry with
+// the given labels; nil when there is none.
+func sample(t *testing.T, name string, labels map[string]string) *dto.Metric {
+	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +277,8 @@ func counter(t *testing.T, name string, labels map[string]string) float64 {
 					continue series
 				}
 			}
-			return m.GetCounter().GetValue()
+			return m
 		}
 	}
-	return 0
+	return nil
 }

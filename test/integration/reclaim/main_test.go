@@ -28,6 +28,7 @@ import (
 var (
 	apiServer *framework.APIServer
 	prom      *prometheus
+	latency   *latencyServer
 )
 
 // The manager's reclaim settings: the production model, on a clock fast
@@ -49,6 +50,8 @@ func settings() reclaim.Settings {
 	s.Cooldown = 10 * time.Second
 	s.StaleAfter = 8 * time.Second
 	s.CPUEvictionDelay = 0 // the suite raises online use for good, never in bursts
+	s.OnlineEvictAfter = 3 * time.Second
+	s.OnlineRecoverAfter = 5 * time.Second
 	return s
 }
 
@@ -92,7 +95,11 @@ func run(m *testing.M) (code int) {
 		return suite.Fail(err)
 	}
 	managerMetrics := fmt.Sprintf("127.0.0.1:%d", metricsPort)
-	if prom, err = startPrometheus(filepath.Join(suite.Logs, "prometheus"), sim.Address(), managerMetrics); err != nil {
+	if latency, err = startLatencyServer(); err != nil {
+		return suite.Fail(err)
+	}
+	suite.OnStop("the online service's latency", latency.stop)
+	if prom, err = startPrometheus(filepath.Join(suite.Logs, "prometheus"), sim.Address(), managerMetrics, latency.addr); err != nil {
 		return suite.Fail(err)
 	}
 	suite.OnStop("prometheus", prom.stop)

@@ -26,9 +26,10 @@ type prometheus struct {
 var nodeNames = []string{"reclaim-0", "reclaim-1", "reclaim-2"}
 
 // startPrometheus writes a configuration scraping kwok's kubelet metrics of
-// every node and the manager (honor_labels, as the chart's ServiceMonitor
-// has it), and starts Prometheus on a free loopback port.
-func startPrometheus(dir, kwok, manager string) (*prometheus, error) {
+// every node, the manager and the online service's latency (honor_labels,
+// as the chart's ServiceMonitor and a PodMonitor have it), and starts
+// Prometheus on a free loopback port.
+func startPrometheus(dir, kwok, manager, online string) (*prometheus, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -40,6 +41,7 @@ func startPrometheus(dir, kwok, manager string) (*prometheus, error) {
 	p.url = "http://" + p.addr
 	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", scrapeInterval, scrapeInterval)
 	config += fmt.Sprintf("- job_name: backfill-manager\n  honor_labels: true\n  static_configs:\n  - targets: [%q]\n", manager)
+	config += fmt.Sprintf("- job_name: online-service\n  honor_labels: true\n  static_configs:\n  - targets: [%q]\n", online)
 	config += "- job_name: kubelet-resource\n  honor_labels: true\n  static_configs:\n"
 	for _, n := range nodeNames {
 		config += fmt.Sprintf("  - targets: [%q]\n    labels: {__metrics_path__: /metrics/nodes/%s/metrics/resource, node: %s}\n", kwok, n, n)
