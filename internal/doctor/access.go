@@ -27,6 +27,7 @@ var checkNeeds = map[string][]string{
 	CheckGPUNodes:             {readNodes},
 	CheckReclaimUsage:         {readNodes},
 	CheckNodeAgent:            {readAllPods},
+	CheckOnlineSignal:         {readNodes},
 	CheckCRDMatch:             {readCRDs},
 	CheckOtherController:      {readDeployments, readAllPods, readLeases},
 	CheckKueueIntegration:     {readWorkloads},

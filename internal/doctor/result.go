@@ -36,6 +36,7 @@ const (
 	CheckGPUNodes             = "gpu-nodes"
 	CheckReclaimUsage         = "reclaim-usage"
 	CheckNodeAgent            = "node-agent"
+	CheckOnlineSignal         = "online-signal"
 	CheckCrashLoop            = "crash-loop"
 	CheckPrometheusTargets    = "prometheus-targets"
 	CheckPrometheusData       = "prometheus-data"

@@ -4,8 +4,8 @@ package doctor
 // them: is the CRD backfill's, is the operator there and alone, does Kueue
 // hold the jobs and why, why do pods wait or the apiserver refuse them,
 // are priorities right, do GPUs show, does reclaimed capacity follow
-// usage, does a node agent guard it, do containers crash, does monitoring
-// see it all. prom is nil
+// usage, does a node agent guard it, do online pods suffer beside
+// training, do containers crash, does monitoring see it all. prom is nil
 // when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
@@ -34,6 +34,7 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 	run(CheckGPUNodes, func() []Result { return []Result{checkGPUNodes(s, jobs)} })
 	run(CheckReclaimUsage, func() []Result { return []Result{checkReclaimUsage(s)} })
 	run(CheckNodeAgent, func() []Result { return []Result{checkNodeAgent(s)} })
+	run(CheckOnlineSignal, func() []Result { return checkOnlineSignal(s) })
 	out = append(out, checkCrashLoop(s)...)
 	out = append(out, checkPrometheus(prom, gpuNodeCount(s))...)
 	return out

@@ -28,7 +28,7 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 		{CheckKueueIntegration, StatusOK, ""}, {CheckKueueWaiting, StatusOK, ""}, {CheckPriorityClassMissing, StatusOK, ""},
 		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
-		{CheckNodeAgent, StatusOK, ""}, {CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
+		{CheckNodeAgent, StatusOK, ""}, {CheckOnlineSignal, StatusOK, ""}, {CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -46,7 +46,7 @@ func TestRunWithoutTheCRD(t *testing.T) {
 	s.TFJobsServed, s.CRD = false, nil
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 	got := Run(s, nil)
-	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 12, StatusSkip: 3}, Count(got)); diff != "" {
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 13, StatusSkip: 3}, Count(got)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
 	}
 	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
@@ -70,7 +70,7 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		{CheckKueueIntegration, StatusSkip, ""}, {CheckKueueWaiting, StatusSkip, ""}, {CheckPriorityClassMissing, StatusSkip, ""},
 		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
-		{CheckNodeAgent, StatusSkip, ""}, {CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
+		{CheckNodeAgent, StatusSkip, ""}, {CheckOnlineSignal, StatusSkip, ""}, {CheckCrashLoop, StatusOK, ""}, {"prometheus", StatusSkip, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -84,6 +84,9 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		}
 		if r.Check == CheckNodeAgent && r.Finding != "not checked: you may not list pods in every namespace, which this check needs" {
 			t.Errorf("node-agent SKIP says %q, want the refused read", r.Finding)
+		}
+		if r.Check == CheckOnlineSignal && r.Finding != "not checked: you may not list nodes, which this check needs" {
+			t.Errorf("online-signal SKIP says %q, want the refused read", r.Finding)
 		}
 		if r.Check == CheckOtherController && r.Finding != "not checked: you may not list deployments in every namespace or pods in every namespace or leases in every namespace, which this check needs" {
 			t.Errorf("other-tfjob-controller SKIP says %q, want the refused reads", r.Finding)

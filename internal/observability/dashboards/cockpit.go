@@ -18,18 +18,24 @@ type Built struct {
 // The panel ids of the cockpit, fixed so that links to a panel keep
 // working across versions.
 const (
-	cockpitFirstStatID     uint32 = 1 // 1-6: CockpitFigures in order
-	cockpitCPUID           uint32 = 10
-	cockpitGPUID           uint32 = 11
-	cockpitReclaimCPUID    uint32 = 12
-	cockpitReclaimMemoryID uint32 = 13
-	cockpitEvictionsID     uint32 = 14
-	cockpitGoodputID       uint32 = 15
-	cockpitAgentCPUID      uint32 = 16
-	cockpitOnlineWaitID    uint32 = 17
-	cockpitThrottledID     uint32 = 18
-	cockpitAgentEvictID    uint32 = 19
-	cockpitTableID         uint32 = 20
+	cockpitFirstStatID      uint32 = 1 // 1-6: CockpitFigures in order
+	cockpitCPUID            uint32 = 10
+	cockpitGPUID            uint32 = 11
+	cockpitReclaimCPUID     uint32 = 12
+	cockpitReclaimMemoryID  uint32 = 13
+	cockpitEvictionsID      uint32 = 14
+	cockpitGoodputID        uint32 = 15
+	cockpitAgentCPUID       uint32 = 16
+	cockpitOnlineWaitID     uint32 = 17
+	cockpitThrottledID      uint32 = 18
+	cockpitAgentEvictID     uint32 = 19
+	cockpitTableID          uint32 = 20
+	cockpitOnlineRowID      uint32 = 21
+	cockpitOnlineP99ID      uint32 = 22
+	cockpitOnlinePeersID    uint32 = 23
+	cockpitOnlinePressureID uint32 = 24
+	cockpitOnlineHeldID     uint32 = 25
+	cockpitOnlineActionsID  uint32 = 26
 )
 
 // statWidth is the width of each of the cockpit's Stat panels: all of
@@ -51,7 +57,7 @@ func Cockpit() (Built, error) {
 	//nolint:staticcheck // the classic schema on purpose: see doc.go
 	b := dashboard.NewDashboardBuilder("backfill: co-location cockpit").
 		Uid("backfill-cockpit").
-		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs, the node agents and per-node watermarks.").
+		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs, the node agents, per-node watermarks, and whether co-location hurts online latency.").
 		Tags([]string{"backfill", "co-location"}).
 		Readonly().
 		Refresh("30s").
@@ -95,6 +101,15 @@ func Cockpit() (Built, error) {
 			"pods by QoS class, GPUs allocated and free, and whether its reclaimed capacity is frozen on stale usage (1). "+
 			"Nodes whose online use nears allocatable while offline work runs are where training will be preempted first.",
 		grid(0, 44, 24, 10), "node", WatermarkColumns()))
+	// Whether online pods suffer beside offline ones, and what the
+	// manager does about it: a row of its own, last, so that no panel
+	// above falls into it.
+	b.WithRow(onlineRow(cockpitOnlineRowID, 54))
+	b.WithPanel(onlineLatencyPanel(cockpitOnlineP99ID, grid(0, 55, 12, 9)))
+	b.WithPanel(onlinePeersPanel(cockpitOnlinePeersID, grid(12, 55, 12, 9)))
+	b.WithPanel(onlinePressurePanel(cockpitOnlinePressureID, grid(0, 64, 12, 8)))
+	b.WithPanel(onlineHeldPanel(cockpitOnlineHeldID, grid(12, 64, 6, 8)))
+	b.WithPanel(onlineActionsPanel(cockpitOnlineActionsID, grid(18, 64, 6, 8)))
 
 	d, err := b.Build()
 	if err != nil {

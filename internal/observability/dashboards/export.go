@@ -100,12 +100,13 @@ func referenceLibraryPanels(model map[string]any, uses []libraryUse) (map[string
 }
 
 // requires lists Grafana, the Prometheus datasource and every panel type
-// the dashboard uses, library panels included.
+// the dashboard uses, library panels included; a row is Grafana's own,
+// no panel plugin.
 func requires(model map[string]any) []map[string]any {
 	types := map[string]bool{}
 	panels, _ := model["panels"].([]any)
 	for _, p := range panels {
-		if t, ok := p.(map[string]any)["type"].(string); ok {
+		if t, ok := p.(map[string]any)["type"].(string); ok && t != "row" {
 			types[t] = true
 		}
 	}

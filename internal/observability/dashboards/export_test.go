@@ -64,6 +64,11 @@ func checkRequires(t *testing.T, model map[string]any) {
 			t.Errorf("__requires lacks %s: %v", want, got)
 		}
 	}
+	// Rows are Grafana's own: an import that required a row plugin would
+	// fail for want of one.
+	if got["panel/row"] {
+		t.Errorf("__requires lists rows as a panel plugin: %v", got)
+	}
 }
 
 // checkLibraryReferences wants each library panel placed as a reference

@@ -89,15 +89,28 @@ func ReclaimEvictions() []Query {
 	}
 }
 
-// boundLines draws the named series as dashed lines without fill: the
-// bounds (requests, published capacity) the filled use is read against.
-func boundLines(panel *timeseries.PanelBuilder, names ...string) *timeseries.PanelBuilder {
-	dashed := []dashboard.DynamicConfigValue{
+// dashed draws a series as a dashed line without fill.
+func dashed() []dashboard.DynamicConfigValue {
+	return []dashboard.DynamicConfigValue{
 		{Id: "custom.fillOpacity", Value: 0},
 		{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []int{10, 10}}},
 	}
+}
+
+// boundLines draws the named series as dashed lines without fill: the
+// bounds (requests, published capacity) the filled use is read against.
+func boundLines(panel *timeseries.PanelBuilder, names ...string) *timeseries.PanelBuilder {
 	for _, n := range names {
-		panel.OverrideByName(n, dashed)
+		panel.OverrideByName(n, dashed())
+	}
+	return panel
+}
+
+// boundQueries is boundLines for every series of the queries of the
+// refIDs given, whose names vary (one per workload or node).
+func boundQueries(panel *timeseries.PanelBuilder, refIDs ...string) *timeseries.PanelBuilder {
+	for _, r := range refIDs {
+		panel.OverrideByQuery(r, dashed())
 	}
 	return panel
 }

@@ -40,6 +40,7 @@ func Groups() []Group {
 		{Name: "backfill-colocation", Alerts: []Alert{disruptionStorm(), onlineCPUNearLimit(), onlineMemoryNearLimit()}},
 		{Name: "backfill-reclaim", Alerts: []Alert{reclaimEvictionStorm(), reclaimUsageStale()}},
 		{Name: "backfill-node-agent", Alerts: []Alert{onlinePodsWaitForCPU(), nodeAgentMissing()}},
+		{Name: "backfill-online", Alerts: []Alert{onlineObjectiveMissed()}},
 	}
 }
 

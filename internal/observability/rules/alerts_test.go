@@ -218,6 +218,8 @@ func TestEveryAlertTested(t *testing.T) {
 		"BackfillReclaimEvictionStorm", "BackfillReclaimUsageStale",
 		// TestNodeAgentAlerts
 		"BackfillOnlinePodsWaitForCPU", "BackfillNodeAgentMissing",
+		// TestOnlineAlerts
+		"BackfillOnlineObjectiveMissed",
 	}
 	var names []string
 	for _, g := range Groups() {

@@ -51,7 +51,7 @@ func testHealthy(t *testing.T) {
 		t.Fatalf("exit code %d, want 0\nstderr: %s", run.exitCode, run.stderr)
 	}
 	lines := strings.Split(run.stdout, "\n")
-	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "pod-create", "offline-priority", "gpu-nodes", "node-agent", "crash-loop"} {
+	for _, check := range []string{"tfjob-crd", "tfjob-crd-match", "operator", "other-tfjob-controller", "kueue-integration", "kueue-waiting", "priority-class-missing", "pending-resources", "resource-quota", "limit-range", "pod-create", "offline-priority", "gpu-nodes", "node-agent", "online-signal", "crash-loop"} {
 		if !hasLine(lines, "OK", check) {
 			t.Errorf("no OK line for %s", check)
 		}
