@@ -23,6 +23,7 @@ import (
 
 	"github.com/backfill-dev/backfill/internal/devcluster/gpusim"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
+	"github.com/backfill-dev/backfill/internal/devcluster/latencysim"
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
 	"github.com/backfill-dev/backfill/internal/manager"
 )
@@ -122,6 +123,7 @@ func (c *Cluster) steps() []step {
 	steps = append(steps,
 		step{"the backfill manager", c.startManager},
 		step{"the simulated GPU exporter", c.startGPUSim},
+		step{"the simulated online latency", c.startLatencySim},
 		step{"Prometheus", c.startPrometheus})
 	if c.opts.Manager {
 		steps = append(steps, step{"reclaimed capacity on every node", c.waitForReclaimedCapacity})
@@ -273,20 +275,38 @@ func (c *Cluster) startManager(ctx context.Context) error {
 const externalManagerMetrics = "127.0.0.1:8080"
 
 func (c *Cluster) startGPUSim(ctx context.Context) error {
+	return c.serveSimulator(ctx, "gpu-exporter-simulator", gpusim.MetricsPath, func(addr string) *http.Server {
+		return gpusim.NewServer(addr, gpusim.ClientLister{Reader: c.client})
+	})
+}
+
+// latencySeed seeds the simulated online latency: the same for every
+// cluster, so that a day under the same load draws the same requests.
+const latencySeed = 1
+
+func (c *Cluster) startLatencySim(ctx context.Context) error {
+	return c.serveSimulator(ctx, "online-latency-simulator", latencysim.MetricsPath, func(addr string) *http.Server {
+		return latencysim.NewServer(addr, gpusim.ClientLister{Reader: c.client}, latencySeed)
+	})
+}
+
+// serveSimulator serves a simulator of this process on a free loopback
+// port, records it as the component name and waits for its metrics.
+func (c *Cluster) serveSimulator(ctx context.Context, name, metricsPath string, newServer func(addr string) *http.Server) error {
 	port, err := process.FreePorts(1)
 	if err != nil {
 		return err
 	}
 	addr := loopback(port[0])
-	srv := gpusim.NewServer(addr, gpusim.ClientLister{Reader: c.client})
+	srv := newServer(addr)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	go func() { _ = srv.Serve(ln) }() // ends with Shutdown
 	c.servers = append(c.servers, srv)
-	c.state.Components = append(c.state.Components, Component{Name: "gpu-exporter-simulator", PID: os.Getpid(), Address: addr})
-	return waitHTTP(ctx, "http://"+addr+gpusim.MetricsPath, 30*time.Second)
+	c.state.Components = append(c.state.Components, Component{Name: name, PID: os.Getpid(), Address: addr})
+	return waitHTTP(ctx, "http://"+addr+metricsPath, 30*time.Second)
 }
 
 // Stop ends every part of the cluster, newest first, each child by the PID

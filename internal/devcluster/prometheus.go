@@ -11,7 +11,8 @@ import (
 )
 
 // startPrometheus runs Prometheus on loopback, scraping the manager,
-// kwok's kubelet-style endpoint of every node and the GPU simulator.
+// kwok's kubelet-style endpoint of every node and the GPU and latency
+// simulators.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
 	addr := c.prometheusAddress()
 	cfg, err := promconfig.Config(promconfig.Targets{
@@ -19,6 +20,7 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 		Kwok:         c.kwok.Address(),
 		Nodes:        c.nodeNames(),
 		GPUSim:       c.componentAddress("gpu-exporter-simulator"),
+		LatencySim:   c.componentAddress("online-latency-simulator"),
 		Prometheus:   addr,
 	})
 	if err != nil {

@@ -18,7 +18,9 @@ const devPrometheusRateWindow = 20 * time.Second
 // reclaimSettings fit the local cluster's compressed day, where an hour
 // of the online service's day passes in DayLength/24: the online peak
 // looks back two such hours, a node that evicted rests one, CPU evictions
-// wait ten minutes of it, and capacity can grow to full within one. Usage comes from the local Prometheus,
+// wait ten minutes of it, and capacity can grow to full within one; a
+// node held back by its online pods gives back after ten minutes of harm
+// and grows again after half an hour of health. Usage comes from the local Prometheus,
 // scraped every 5 s.
 func (o Options) reclaimSettings() reclaim.Settings {
 	hour := o.DayLength / 24
@@ -29,6 +31,8 @@ func (o Options) reclaimSettings() reclaim.Settings {
 	s.CPUEvictionDelay = max(hour/6, 15*time.Second)
 	s.StaleAfter = 30 * time.Second
 	s.GrowthPerMinute = max(int(100*time.Minute/max(hour, time.Second)), 10)
+	s.OnlineEvictAfter = max(hour/6, 15*time.Second)
+	s.OnlineRecoverAfter = max(hour/2, 30*time.Second)
 	return s
 }
 
@@ -80,6 +84,7 @@ func (c *Cluster) ManagerFlags() []string {
 		"--reclaim-interval=" + s.Interval.String(), "--reclaim-window=" + s.Window.String(),
 		"--reclaim-cooldown=" + s.Cooldown.String(), "--reclaim-stale-after=" + s.StaleAfter.String(),
 		"--reclaim-cpu-eviction-delay=" + s.CPUEvictionDelay.String(),
+		"--reclaim-online-evict-after=" + s.OnlineEvictAfter.String(), "--reclaim-online-recover-after=" + s.OnlineRecoverAfter.String(),
 		"--report-bind-address=" + o.ReportAddress, "--report-cert-dir=" + o.ReportCertDir, "--report-url=" + o.ReportURL,
 		fmt.Sprintf("--reclaim-growth-per-minute=%d", s.GrowthPerMinute),
 	}

@@ -24,14 +24,16 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/devcluster"
+	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // TestDevCluster starts `backfill dev up --detach` from nothing and checks
 // what a newcomer is promised: every component healthy, the nodes Ready
 // with their capacity, the demo TFJobs finishing with their progress
-// reported, Prometheus holding the manager's metrics, container CPU use
-// and the GPU simulator's series with no target down, the metrics API
+// reported, Prometheus holding the manager's metrics, container CPU use,
+// the GPU simulator's series and the online service's simulated request
+// latency with no target down, the metrics API
 // serving `kubectl top`, the online service's compressed day (training
 // above what priority alone allows by night, evictions at the peak); a
 // second `dev up` refused; `dev down` leaving no process and no listening
@@ -79,12 +81,15 @@ func TestDevCluster(t *testing.T) {
 		// the run.
 		"a GPU attributed to a TFJob pod": `count(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ml-dev"}[15m]))`,
 		"the demo jobs' productive time":  `sum(backfill_tfjob_goodput_seconds{namespace="ml-dev",cause="productive"})`,
+		// The latency simulator's histograms keep the online pods' labels.
+		"the online service's simulated requests": `sum(rate(http_server_request_duration_seconds_count{namespace="online-business",pod=~"web-.+"}[1m]))`,
 	} {
 		waitQueryPositive(t, prom, what, query)
 	}
 	checkTargetsUp(t, prom)
 	checkKubectlTop(t, state.Kubeconfig)
 	checkCompressedDay(t, prom, started)
+	checkLatencyHold(t, prom, started)
 
 	if out, err := dev("down"); err != nil {
 		t.Fatalf("dev down: %v\n%s", err, out)
@@ -281,4 +286,21 @@ func getJSON(ctx context.Context, u string, v any) error {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// checkLatencyHold: the demo's online service opts in to latency
+// protection and the local cluster simulates its latency
+// (internal/devcluster/latencysim), which misses the objective at the
+// afternoon peak on a CPU node where training still runs. The manager
+// then holds that node back and, once the signal has been healthy for a
+// while (offline pods evicted, or the peak passed), releases it: both
+// are counted, whenever in the day they happened.
+func checkLatencyHold(t *testing.T, prom string, started time.Time) {
+	t.Helper()
+	actions := func(action string) string {
+		return fmt.Sprintf(`sum(%s{action=%q})`, metrics.NameReclaimOnlineActed, action)
+	}
+	untilDayEnds := max(time.Until(started.Add(demoDay+demoDay/6)), time.Minute)
+	pollValue(t, prom, "a node held back by its online pods' latency", actions(metrics.OnlineHold), untilDayEnds, func(v float64) bool { return v > 0 })
+	pollValue(t, prom, "a held node released once its online pods were healthy", actions(metrics.OnlineRelease), max(time.Until(started.Add(demoDay+demoDay/3)), 2*time.Minute), func(v float64) bool { return v > 0 })
 }

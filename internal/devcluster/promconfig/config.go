@@ -15,6 +15,7 @@ const (
 	JobManager         = "backfill-manager"
 	JobKubeletResource = "kubelet-resource"
 	JobDCGMExporter    = "dcgm-exporter"
+	JobOnlineLatency   = "online-latency"
 	JobPrometheus      = "prometheus"
 )
 
@@ -74,6 +75,9 @@ type Targets struct {
 	Nodes []string
 	// GPUSim is the address of the simulated dcgm-exporter (package gpusim).
 	GPUSim string
+	// LatencySim is the address of the simulated online request latency
+	// (package latencysim); empty for none.
+	LatencySim string
 	// Prometheus is Prometheus's own --web.listen-address.
 	Prometheus string
 }
@@ -90,6 +94,9 @@ type Targets struct {
 //   - dcgm-exporter: the GPU simulator, with honor_labels: false and the
 //     target labels of DCGMExporterTargetLabels, as kube-prometheus-stack
 //     scrapes dcgm-exporter, so GPU series name their pod in exported_pod.
+//   - online-latency: the latency simulator, when LatencySim is set, with
+//     honor_labels: true: it speaks for the online pods, whose namespace
+//     and pod labels a scrape of each pod would give their histograms.
 //   - prometheus: Prometheus itself.
 //
 // prometheus keeps Prometheus's default, honor_labels: false; its target
@@ -98,14 +105,19 @@ func Config(t Targets) ([]byte, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
+	jobs := []scrapeConfig{
+		managerJob(t.ManagersFile),
+		kubeletResourceJob(t.Kwok, t.Nodes),
+		dcgmExporterJob(t.GPUSim),
+	}
+	if t.LatencySim != "" {
+		latency := staticJob(JobOnlineLatency, t.LatencySim)
+		latency.HonorLabels = true
+		jobs = append(jobs, latency)
+	}
 	f := file{
-		Global: global{ScrapeInterval: ScrapeInterval, ScrapeTimeout: ScrapeTimeout, EvaluationInterval: ScrapeInterval},
-		ScrapeConfigs: []scrapeConfig{
-			managerJob(t.ManagersFile),
-			kubeletResourceJob(t.Kwok, t.Nodes),
-			dcgmExporterJob(t.GPUSim),
-			staticJob(JobPrometheus, t.Prometheus),
-		},
+		Global:        global{ScrapeInterval: ScrapeInterval, ScrapeTimeout: ScrapeTimeout, EvaluationInterval: ScrapeInterval},
+		ScrapeConfigs: append(jobs, staticJob(JobPrometheus, t.Prometheus)),
 	}
 	out, err := yaml.Marshal(f)
 	if err != nil {
@@ -172,9 +184,12 @@ func (t Targets) validate() error {
 	if t.ManagersFile == "" {
 		errs = append(errs, errors.New("ManagersFile is empty"))
 	}
-	for _, a := range []struct{ field, addr string }{
-		{"Kwok", t.Kwok}, {"GPUSim", t.GPUSim}, {"Prometheus", t.Prometheus},
-	} {
+	type address struct{ field, addr string }
+	addrs := []address{{"Kwok", t.Kwok}, {"GPUSim", t.GPUSim}, {"Prometheus", t.Prometheus}}
+	if t.LatencySim != "" {
+		addrs = append(addrs, address{"LatencySim", t.LatencySim})
+	}
+	for _, a := range addrs {
 		if host, port, err := net.SplitHostPort(a.addr); err != nil || host == "" || port == "" {
 			errs = append(errs, fmt.Errorf("%s address %q is not host:port", a.field, a.addr))
 		}

@@ -14,6 +14,7 @@ func validTargets() Targets {
 		Kwok:         "127.0.0.1:10247",
 		Nodes:        []string{"gpu-node-1", "gpu-node-0"},
 		GPUSim:       "127.0.0.1:9400",
+		LatencySim:   "127.0.0.1:9401",
 		Prometheus:   "127.0.0.1:9090",
 	}
 }
@@ -48,6 +49,10 @@ scrape_configs:
   static_configs:
   - targets: ["127.0.0.1:9400"]
     labels: {namespace: backfill-dev, pod: gpusim, container: gpusim}
+- job_name: online-latency
+  honor_labels: true
+  static_configs:
+  - targets: ["127.0.0.1:9401"]
 - job_name: prometheus
   honor_labels: false
   static_configs:
@@ -109,6 +114,9 @@ func TestConfigRejectsBadTargets(t *testing.T) {
 		"no host": {
 			mutate: func(t *Targets) { t.Prometheus = ":9090" }, wantErr: "Prometheus address",
 		},
+		"a latency simulator without a port": {
+			mutate: func(t *Targets) { t.LatencySim = "127.0.0.1" }, wantErr: "LatencySim address",
+		},
 		"a repeated node": {
 			mutate: func(t *Targets) { t.Nodes = append(t.Nodes, "gpu-node-0") }, wantErr: `node name "gpu-node-0"`,
 		},
@@ -128,6 +136,30 @@ func TestConfigRejectsBadTargets(t *testing.T) {
 				t.Errorf("error %q, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestConfigWithoutLatencySim: the latency simulator's job is left out
+// when no address is given, as for a Prometheus that scrapes only the GPU
+// simulator.
+func TestConfigWithoutLatencySim(t *testing.T) {
+	tg := validTargets()
+	tg.LatencySim = ""
+	out, err := Config(tg)
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	var f file
+	if err := yaml.UnmarshalStrict(out, &f); err != nil {
+		t.Fatalf("decoding: %v", err)
+	}
+	for _, job := range f.ScrapeConfigs {
+		if job.JobName == JobOnlineLatency {
+			t.Errorf("an %s job without a latency simulator:\n%s", JobOnlineLatency, out)
+		}
+	}
+	if len(f.ScrapeConfigs) != 4 {
+		t.Errorf("%d jobs, want the other 4:\n%s", len(f.ScrapeConfigs), out)
 	}
 }
 
