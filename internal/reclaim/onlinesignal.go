@@ -225,15 +225,5 @@ func (o *OnlineSignals) p99(ctx context.Context, group []workload, now time.Time
 }
 
 func (o *OnlineSignals) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	v, _, _, err := o.api.Query(ctx, q, at)
-	if err != nil {
-		return nil, err
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("got a %s, want a vector", v.Type())
-	}
-	return vec, nil
+	return instant(ctx, o.api, q, at)
 }

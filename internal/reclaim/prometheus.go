@@ -138,9 +138,14 @@ func (s *PrometheusSource) Usage(ctx context.Context, now time.Time) (map[string
 }
 
 func (s *PrometheusSource) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+	return instant(ctx, s.api, q, at)
+}
+
+// instant is the vector an instant query answers at a time.
+func instant(ctx context.Context, api promv1.API, q string, at time.Time) (model.Vector, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	v, _, _, err := s.api.Query(ctx, q, at)
+	v, _, _, err := api.Query(ctx, q, at)
 	if err != nil {
 		return nil, err
 	}
