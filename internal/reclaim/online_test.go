@@ -91,17 +91,29 @@ func TestListen(t *testing.T) {
 			want: func() *OnlineHold { h := holding(5*time.Minute, 6400); h.HealthySince = now; return h }(),
 		},
 		"healthy for recover-after: the hold ends and the node grows": {
-			hold: func() *OnlineHold { h := holding(20*time.Minute, 6400); h.HealthySince = ago(10 * time.Minute); return h }(),
-			sig:  missed(100 * time.Millisecond), held: held, grow: true,
+			hold: func() *OnlineHold {
+				h := holding(20*time.Minute, 6400)
+				h.HealthySince = ago(10 * time.Minute)
+				return h
+			}(),
+			sig: missed(100 * time.Millisecond), held: held, grow: true,
 		},
 		"flapping: harm again restarts the healthy clock": {
-			hold: func() *OnlineHold { h := holding(20*time.Minute, 6400); h.HealthySince = ago(9 * time.Minute); return h }(),
+			hold: func() *OnlineHold {
+				h := holding(20*time.Minute, 6400)
+				h.HealthySince = ago(9 * time.Minute)
+				return h
+			}(),
 			cooldown: now.Add(time.Minute), sig: missed(240 * time.Millisecond), held: held,
 			want: &OnlineHold{Signal: SignalLatency, Why: "workload shop/web has P99 240ms, above its objective 200ms", Since: ago(20 * time.Minute), MilliCPU: 6400},
 		},
 		"flapping: within 10% of the objective is not healthy either": {
-			hold: func() *OnlineHold { h := holding(20*time.Minute, 6400); h.HealthySince = ago(9 * time.Minute); return h }(),
-			sig:  missed(195 * time.Millisecond), held: held,
+			hold: func() *OnlineHold {
+				h := holding(20*time.Minute, 6400)
+				h.HealthySince = ago(9 * time.Minute)
+				return h
+			}(),
+			sig: missed(195 * time.Millisecond), held: held,
 			want: holding(20*time.Minute, 6400),
 		},
 	}
