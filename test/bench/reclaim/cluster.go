@@ -15,8 +15,13 @@ type node struct {
 	index    int
 	name     string
 	replicas []*replica
-	// held is what its replicas request.
-	held reclaim.Resources
+	// terminating are the pods of stopped jobs still on the node: until
+	// their stop notice and grace period run out they use CPU and memory,
+	// and the scheduler counts what they request.
+	terminating []stoppingPod
+	// held is what its replicas and terminating pods request; releasing
+	// what the terminating ones do.
+	held, releasing reclaim.Resources
 	// published is the batch capacity the node offers (reclaiming
 	// policies), publishedAt when backfill last changed it,
 	// cooldownUntil the end of backfill's cool-down, and writtenAt the
@@ -38,13 +43,60 @@ func (n *node) remove(r *replica) {
 	n.held = n.held.Sub(r.job.batch)
 }
 
-// offlineMemory is what its replicas use of memory (GiB).
+// offlineMemory is what its replicas and terminating pods use of memory
+// (GiB).
 func (n *node) offlineMemory() float64 {
 	sum := 0.0
 	for _, r := range n.replicas {
 		sum += r.memoryUse
 	}
+	for _, p := range n.terminating {
+		sum += p.memory
+	}
 	return sum
+}
+
+// running is what its replicas that are not terminating request.
+func (n *node) running() reclaim.Resources { return n.held.Sub(n.releasing) }
+
+// stoppingPod is a stopped replica's pod until it is gone.
+type stoppingPod struct {
+	name, uid string
+	batch     reclaim.Resources
+	// cpu and memory are what it uses meanwhile.
+	cpu, memory float64
+	// gone is the first minute it no longer runs.
+	gone int
+}
+
+// terminate leaves a replica's pod on its node until minute gone.
+func (n *node) terminate(r *replica, gone int) {
+	p := stoppingPod{name: r.name, uid: r.uid + "-stopping", batch: r.job.batch,
+		cpu: r.job.request.cpu * replicaCPUUse, memory: r.memoryUse, gone: gone}
+	n.terminating = append(n.terminating, p)
+	n.held = n.held.Add(p.batch)
+	n.releasing = n.releasing.Add(p.batch)
+}
+
+// release removes the terminating pods gone by minute t.
+func (n *node) release(t int) {
+	n.terminating = slices.DeleteFunc(n.terminating, func(p stoppingPod) bool {
+		if p.gone > t {
+			return false
+		}
+		n.held = n.held.Sub(p.batch)
+		n.releasing = n.releasing.Sub(p.batch)
+		return true
+	})
+}
+
+// killTerminating is the kernel killing a terminating pod: what it uses
+// is freed at once.
+func (n *node) killTerminating(i int) {
+	p := n.terminating[i]
+	n.held = n.held.Sub(p.batch)
+	n.releasing = n.releasing.Sub(p.batch)
+	n.terminating = slices.Delete(n.terminating, i, i+1)
 }
 
 // cluster is the nodes and the jobs of one policy's run.
@@ -73,4 +125,14 @@ func (c *cluster) requeue(j *job) {
 	c.running = slices.DeleteFunc(c.running, func(o *job) bool { return o == j })
 	i, _ := slices.BinarySearchFunc(c.pending, j.id, func(p *job, id int) int { return cmp.Compare(p.id, id) })
 	c.pending = slices.Insert(c.pending, i, j)
+}
+
+// replica is the running replica of uid on n; nil when none is.
+func (n *node) replica(uid string) *replica {
+	for _, r := range n.replicas {
+		if r.uid == uid {
+			return r
+		}
+	}
+	return nil
 }

@@ -20,7 +20,22 @@ const (
 	// averages; replicaCPUJitter its minute-to-minute spread.
 	replicaCPUUse, replicaCPUJitter = 0.93, 0.04
 	replicaMemoryMin                = 0.85 // of request; up to 1
+	// A growing replica's memory rises by growthMin to growthMax of its
+	// request per hour of running, up to growthCap times its request.
+	growthMin, growthMax, growthCap = 0.05, 0.25, 1.5
 )
+
+// workload is what jobs bring beyond their requests, the same for every
+// policy.
+type workload struct {
+	// pdbBlocking and pdbOne are the shares of jobs whose
+	// PodDisruptionBudget allows no pod down (maxUnavailable 0) or one.
+	pdbBlocking, pdbOne float64
+	// growing is the share of replicas whose memory grows above their
+	// request while they run (a cache, a leak, a growing batch):
+	// BestEffort pods have no memory limit to stop them.
+	growing float64
+}
 
 var (
 	replicaCPUs      = []float64{1, 2, 4, 8}
@@ -48,6 +63,8 @@ type job struct {
 	// risk is what reclaim.Decide reads of it; Since follows its last
 	// checkpoint, else its start.
 	risk reclaim.Job
+	// maxUnavailable is its PodDisruptionBudget's (negative: none).
+	maxUnavailable int
 }
 
 // replica is one pod of a job.
@@ -55,8 +72,9 @@ type replica struct {
 	job       *job
 	name, uid string
 	node      *node // nil while pending
-	// memoryUse is what it uses of memory while it runs (GiB).
-	memoryUse float64
+	// memoryUse is what it uses of memory while it runs (GiB): from
+	// memoryStart, rising by memoryGrowth a minute (GiB) up to memoryMax.
+	memoryUse, memoryStart, memoryGrowth, memoryMax float64
 }
 
 func (j *job) running() bool { return j.started >= 0 }
@@ -98,7 +116,15 @@ func (j *job) start(t int, rng *rand.Rand) {
 	j.started, j.savedAt, j.disrupted = t+1, -1, false
 	j.risk.Since = clock(t + 1)
 	for _, r := range j.replicas {
-		r.memoryUse = j.request.memory * (replicaMemoryMin + (1-replicaMemoryMin)*rng.Float64())
+		r.memoryStart = j.request.memory * (replicaMemoryMin + (1-replicaMemoryMin)*rng.Float64())
+		r.memoryUse = r.memoryStart
+	}
+}
+
+// grow sets a running replica's memory at minute t.
+func (r *replica) grow(t int) {
+	if r.memoryGrowth > 0 {
+		r.memoryUse = min(r.memoryMax, r.memoryStart+r.memoryGrowth*float64(t+1-r.job.started))
 	}
 }
 
@@ -112,10 +138,11 @@ func (r *replica) cpuDemand(rng *rand.Rand) float64 {
 type backlog struct {
 	rng  *rand.Rand
 	next int
+	load workload
 }
 
-func newBacklog(seed uint64) *backlog {
-	return &backlog{rng: rand.New(rand.NewPCG(seed, 1<<40))}
+func newBacklog(seed uint64, w workload) *backlog {
+	return &backlog{rng: rand.New(rand.NewPCG(seed, 1<<40)), load: w}
 }
 
 // job draws the next job.
@@ -137,9 +164,15 @@ func (b *backlog) job() *job {
 		started:         -1, savedAt: -1,
 	}
 	j.risk = reclaim.Job{Namespace: "ml", Name: j.name, Replicas: replicas}
+	j.maxUnavailable = budgetOf(rng.Float64(), b.load)
 	for i := range replicas {
 		name := fmt.Sprintf("%s-worker-%d", j.name, i)
-		j.replicas = append(j.replicas, &replica{job: j, name: name, uid: name})
+		r := &replica{job: j, name: name, uid: name}
+		if rng.Float64() < b.load.growing {
+			perHour := growthMin + (growthMax-growthMin)*rng.Float64()
+			r.memoryGrowth, r.memoryMax = memory*perHour/60, memory*growthCap
+		}
+		j.replicas = append(j.replicas, r)
 	}
 	b.next++
 	return j

@@ -13,7 +13,7 @@ func gangOn(c *cluster, request resources, work float64, nodes ...int) *job {
 	j.batch = j.request.exact()
 	j.risk.Replicas = len(nodes)
 	for _, i := range nodes {
-		name := fmt.Sprintf("r%d", i)
+		name := fmt.Sprintf("r%d-%p", i, j)
 		r := &replica{job: j, name: name, uid: name}
 		j.replicas = append(j.replicas, r)
 		c.nodes[i].bind(r)
@@ -25,7 +25,8 @@ func gangOn(c *cluster, request resources, work float64, nodes ...int) *job {
 
 // simulationOf runs nothing on its own: the test drives its steps.
 func simulationOf(c *cluster, minutes int) *simulation {
-	return &simulation{spec: c.spec, cluster: c, tally: newTally("test", c.spec, len(c.nodes), minutes), minutes: make([]minute, len(c.nodes))}
+	p := &priorityOnly{spec: c.spec}
+	return &simulation{policy: p, spec: c.spec, cluster: c, tally: newTally(p, c.spec, len(c.nodes), minutes), minutes: make([]minute, len(c.nodes))}
 }
 
 var twoCPU = resources{cpu: 2, memory: 8}
@@ -66,7 +67,7 @@ func TestAnInterruptedGangLosesTheWorkSinceItsCheckpoint(t *testing.T) {
 		t.Fatalf("checkpointed %.0f since %v, want 20 since %v", j.checkpointed, j.risk.Since, clock(10))
 	}
 	s := simulationOf(c, 14)
-	lost := s.stop(j)
+	lost := s.stop(j, 0)
 	if lost != 8 || j.done != 20 {
 		t.Errorf("lost %.0f replica-minutes and resumes from %.0f, want 8 and 20", lost, j.done)
 	}
@@ -94,7 +95,7 @@ func TestAJobFinishesAndReleasesItsNodes(t *testing.T) {
 }
 
 func TestTheBacklogIsTheSameForEveryPolicy(t *testing.T) {
-	a, b := newBacklog(7), newBacklog(7)
+	a, b := newBacklog(7, workload{}), newBacklog(7, workload{})
 	for range 500 {
 		x, y := a.job(), b.job()
 		if x.name != y.name || x.request != y.request || x.work != y.work || len(x.replicas) != len(y.replicas) || x.checkpointEvery != y.checkpointEvery {
@@ -109,5 +110,24 @@ func TestTheBacklogIsTheSameForEveryPolicy(t *testing.T) {
 		if x.checkpointEvery < 5 || x.checkpointEvery > 15 {
 			t.Errorf("%s: checkpoints every %d minutes, want 5-15", x.name, x.checkpointEvery)
 		}
+	}
+}
+
+// TestTheOOMKillerTakesTheLargestTerminatingPodsToo: a terminating pod
+// using the most memory goes first, at no more work lost.
+func TestTheOOMKillerTakesTheLargestTerminatingPodsToo(t *testing.T) {
+	c := newCluster(defaultNodeSpec(), 1)
+	n := c.nodes[0]
+	small := gangOn(c, resources{cpu: 2, memory: 20}, 1000, 0)
+	big := gangOn(c, resources{cpu: 2, memory: 60}, 1000, 0)
+	small.replicas[0].memoryUse, big.replicas[0].memoryUse = 20, 60
+	s := simulationOf(c, 10)
+	s.stop(big, 3)
+	// 50 online + 0.9 system + 20 + 60 terminating: 130.9 GiB of 128.
+	s.minutes = []minute{{online: resources{memory: 50}}}
+	s.killOutOfMemory()
+	if s.tally.oomKills != 1 || len(n.terminating) != 0 || !small.running() || s.tally.lostToOOM != 0 {
+		t.Errorf("%d kills, %d terminating, small running %v, %.0f lost: want the terminating pod killed alone",
+			s.tally.oomKills, len(n.terminating), small.running(), s.tally.lostToOOM)
 	}
 }

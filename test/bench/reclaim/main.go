@@ -1,32 +1,50 @@
 // Command reclaim simulates a cluster whose online services request far
 // more than they use and compares, on the same online traces and the same
-// backlog of training jobs, three ways to run offline work in the idle
-// capacity: priority only (today's behaviour), Koordinator's defaults, and
-// backfill's reclaimed capacity, driven through the real reclaim.Decide.
-// It answers "how much did we gain, and did online suffer?": `make
-// bench-reclaim` runs it; docs/performance.md describes the model.
+// backlog of training jobs, ways to run offline work in the idle
+// capacity: priority only (today's behaviour), Koordinator, and
+// backfill's reclaimed capacity (driven through the real reclaim.Decide)
+// with and without its node agent. It sweeps each policy's own knobs over
+// online load profiles and seeds, and prints one table and one frontier
+// plot: utilisation against hot nodes, online latency inflation and
+// training work lost. `make bench-reclaim` runs it; docs/performance.md
+// describes the model.
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
-	"sync"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/nodeagent"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // config holds the flags.
 type config struct {
-	nodes, days int
-	seed        uint64
-	plot        string
-	plotDay     int
-	settings    reclaim.Settings
+	nodes, days, plotDay, workers int
+	seedList, profileList, sweep  string
+	seeds                         []uint64
+	profiles                      []profile
+	out                           string
+	updateDocImages, perSeed      bool
+	// lag and rateWindow shape the usage source of the cluster-level
+	// decisions; notice and grace how long an evicted pod takes to go.
+	lag, rateWindow, notice, grace time.Duration
+	load                           workload
+	settings                       reclaim.Settings
+	agent                          agentSettings
 }
+
+// docImages is where -update-docs-images writes the plots, from the
+// repository's root.
+const docImages = "docs/images"
 
 func main() {
 	cfg := parseFlags()
@@ -37,22 +55,40 @@ func main() {
 }
 
 func parseFlags() config {
-	cfg := config{settings: benchSettings()}
+	mgr := manager.DefaultOptions()
+	cfg := config{settings: benchSettings(), agent: shippedAgent(), notice: mgr.StopNotice, grace: mgr.GracePeriod}
 	flag.IntVar(&cfg.nodes, "nodes", 100, "Nodes of the simulated cluster")
 	flag.IntVar(&cfg.days, "days", 7, "Simulated days, at 1-minute steps")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "Seed of the online traces, the backlog and the replicas' use: the same seed, the same run")
-	flag.StringVar(&cfg.plot, "plot", "docs/images/reclaim-day.png", "Where to write the plot of one day's CPU utilisation (PNG); empty: none")
-	flag.IntVar(&cfg.plotDay, "plot-day", 3, "The simulated day (from 1) the plot shows")
+	flag.StringVar(&cfg.seedList, "seeds", "1,2,3", "Seeds of the online traces, the backlog and the replicas' use, comma-separated: the same seed, the same run")
+	flag.StringVar(&cfg.profileList, "profile", "all", "Online load profiles: default, long-bursts, harsh, a comma-separated list, or all")
+	flag.StringVar(&cfg.sweep, "sweep", "default", "Knob values swept: default (18 variants) or full (36: every CPU eviction delay for every margin, the agent's ceiling always on for every margin, more Koordinator thresholds)")
+	flag.StringVar(&cfg.out, "out", "", "Directory for the plots and the tables (runs.tsv, frontier.md); empty: a new temporary directory")
+	flag.BoolVar(&cfg.updateDocImages, "update-docs-images", false, "Also write the plots over "+docImages+"/reclaim-day.png and reclaim-frontier.png (run from the repository's root)")
+	flag.IntVar(&cfg.plotDay, "plot-day", 3, "The simulated day (from 1) the day plot shows")
+	flag.BoolVar(&cfg.perSeed, "per-seed", false, "Print a row per seed under each variant's mean")
+	flag.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "Policies simulated side by side")
+	flag.DurationVar(&cfg.lag, "usage-lag", time.Minute, "Age of the newest usage sample the cluster-level decisions read (whole minutes): a 30 s scrape and the query")
+	flag.DurationVar(&cfg.rateWindow, "rate-window", 2*time.Minute, "Window of the CPU rate the cluster-level decisions read (whole minutes)")
+	flag.DurationVar(&cfg.notice, "stop-notice", cfg.notice, "backfill: stop notice before an eviction for CPU (the manager's --stop-notice)")
+	flag.DurationVar(&cfg.grace, "grace-period", cfg.grace, "Grace period an evicted pod runs on for (the manager's --termination-grace-period)")
+	flag.Float64Var(&cfg.load.pdbBlocking, "pdb-blocking", 0.10, "Share of jobs with a PodDisruptionBudget of maxUnavailable 0: the Eviction API refuses to evict their pods")
+	flag.Float64Var(&cfg.load.pdbOne, "pdb-one", 0.10, "Share of jobs with a PodDisruptionBudget of maxUnavailable 1")
+	flag.Float64Var(&cfg.load.growing, "memory-growing", 0.20, "Share of replicas whose memory grows above their request (5-25% of it an hour, up to 1.5x)")
 	s := &cfg.settings
-	flag.IntVar(&s.Margin.CPU, "reclaim-cpu-margin", s.Margin.CPU, "backfill: percent of a node's CPU kept free of offline work")
+	flag.IntVar(&s.Margin.CPU, "reclaim-cpu-margin", s.Margin.CPU, "backfill: base percent of a node's CPU kept free of offline work (the sweep varies it)")
 	flag.IntVar(&s.Margin.Memory, "reclaim-memory-margin", s.Margin.Memory, "backfill: percent of a node's memory kept free of offline work")
 	flag.DurationVar(&s.Window, "reclaim-window", s.Window, "backfill: how far back the online peak looks (whole minutes)")
 	flag.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "backfill: growth of the published capacity, percent of capacity a minute")
 	flag.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "backfill: smallest change of the published capacity written, percent of capacity")
 	flag.IntVar(&s.EvictionMargin.CPU, "reclaim-cpu-eviction-margin", s.EvictionMargin.CPU, "backfill: percent of a node's CPU online pods may take of the margin before offline pods are evicted")
 	flag.IntVar(&s.EvictionMargin.Memory, "reclaim-memory-eviction-margin", s.EvictionMargin.Memory, "backfill: percent of a node's memory online pods may take of the margin before offline pods are evicted")
-	flag.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "backfill: how long online CPU must stay high before evictions for CPU (whole minutes)")
+	flag.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "backfill: base time online CPU must stay high before evictions for CPU (whole minutes; the sweep varies it)")
 	flag.DurationVar(&s.Cooldown, "reclaim-cooldown", s.Cooldown, "backfill: how long a node that evicted offers no room")
+	a := &cfg.agent
+	flag.IntVar(&a.cpuThreshold, "agent-cpu-threshold", a.cpuThreshold, "backfill's node agent: percent of the node's CPU online, system and offline pods may use together (its --cpu-threshold)")
+	flag.IntVar(&a.cpuActivation, "agent-cpu-activation", a.cpuActivation, "backfill's node agent: percent of the node's CPU online pods and the system must use before the ceiling applies (its --cpu-activation)")
+	flag.IntVar(&a.cpuFloor, "agent-cpu-floor", a.cpuFloor, "backfill's node agent: percent of the node's CPU offline pods keep (its --cpu-floor)")
+	flag.IntVar(&a.memoryThreshold, "agent-memory-threshold", a.memoryThreshold, "backfill's node agent: percent of the node's memory in use above which it evicts offline pods, 0 none (its --memory-threshold)")
 	flag.Parse()
 	return cfg
 }
@@ -65,48 +101,16 @@ func benchSettings() reclaim.Settings {
 	return s
 }
 
-func run(cfg config) error {
-	if err := validate(cfg); err != nil {
-		return err
-	}
-	began := time.Now()
-	spec := defaultNodeSpec()
-	tr := newTraces(spec, cfg.nodes, cfg.days*minutesPerDay, cfg.seed)
-	policies := []policy{
-		&priorityOnly{spec: spec, traces: tr},
-		&koordinator{spec: spec, traces: tr},
-		newBackfill(spec, tr, cfg.settings),
-	}
-	tallies := simulateAll(policies, spec, tr, cfg.seed)
-
-	var sums []summary
-	for _, t := range tallies {
-		sums = append(sums, t.summary())
-	}
-	printReport(os.Stdout, cfg, sums)
-	if cfg.plot != "" {
-		if err := writePlot(cfg.plot, cfg.plotDay, cfg.nodes, tallies); err != nil {
-			return fmt.Errorf("writing the plot: %w", err)
-		}
-		fmt.Printf("\nplot: %s (day %d)\n", cfg.plot, cfg.plotDay)
-	}
-	fmt.Printf("wall time: %.1f s on %d CPUs (the three policies run side by side)\n", time.Since(began).Seconds(), runtime.NumCPU())
-	return nil
+// realism is the flags' model of the cluster beyond the policies.
+func (cfg config) realism() realism {
+	return realism{load: cfg.load, noticed: wholeMinutesUp(cfg.notice + cfg.grace), unnoticed: wholeMinutesUp(cfg.grace)}
 }
 
-// simulateAll runs each policy on its own goroutine: the runs share only
-// the online traces, which they read.
-func simulateAll(policies []policy, spec nodeSpec, tr *traces, seed uint64) []*tally {
-	tallies := make([]*tally, len(policies))
-	var wg sync.WaitGroup
-	for i, p := range policies {
-		wg.Go(func() { tallies[i] = newSimulation(p, spec, tr, seed).simulate() })
-	}
-	wg.Wait()
-	return tallies
-}
+// wholeMinutesUp is d in minutes, rounded up: a pod that runs on for part
+// of a minute holds the whole of it at the simulation's step.
+func wholeMinutesUp(d time.Duration) int { return int(math.Ceil(d.Minutes())) }
 
-func validate(cfg config) error {
+func validate(cfg *config) error {
 	var errs []error
 	if cfg.nodes < 1 {
 		errs = append(errs, fmt.Errorf("-nodes=%d: must be at least 1", cfg.nodes))
@@ -117,8 +121,62 @@ func validate(cfg config) error {
 	if cfg.plotDay < 1 || cfg.plotDay > cfg.days {
 		errs = append(errs, fmt.Errorf("-plot-day=%d: must be a simulated day, 1 to %d", cfg.plotDay, cfg.days))
 	}
-	if cfg.settings.Window%time.Minute != 0 {
-		errs = append(errs, fmt.Errorf("-reclaim-window=%s: must be whole minutes, the simulation's step", cfg.settings.Window))
+	if cfg.workers < 1 {
+		errs = append(errs, fmt.Errorf("-workers=%d: must be at least 1", cfg.workers))
 	}
-	return errors.Join(append(errs, cfg.settings.Validate())...)
+	if cfg.sweep != "default" && cfg.sweep != "full" {
+		errs = append(errs, fmt.Errorf("-sweep=%s: must be default or full", cfg.sweep))
+	}
+	seeds, err := parseSeeds(cfg.seedList)
+	cfg.seeds = seeds
+	errs = append(errs, err)
+	ps, err := profilesNamed(cfg.profileList)
+	cfg.profiles = ps
+	errs = append(errs, err)
+	for name, d := range map[string]time.Duration{"-reclaim-window": cfg.settings.Window, "-reclaim-cpu-eviction-delay": cfg.settings.CPUEvictionDelay, "-usage-lag": cfg.lag, "-rate-window": cfg.rateWindow} {
+		if d%time.Minute != 0 || d < 0 {
+			errs = append(errs, fmt.Errorf("%s=%s: must be whole minutes, the simulation's step", name, d))
+		}
+	}
+	if cfg.rateWindow < time.Minute {
+		errs = append(errs, fmt.Errorf("-rate-window=%s: must be at least 1m", cfg.rateWindow))
+	}
+	if cfg.notice < 0 || cfg.grace < 0 {
+		errs = append(errs, fmt.Errorf("-stop-notice=%s, -grace-period=%s: must not be negative", cfg.notice, cfg.grace))
+	}
+	l := cfg.load
+	if l.pdbBlocking < 0 || l.pdbOne < 0 || l.pdbBlocking+l.pdbOne > 1 || l.growing < 0 || l.growing > 1 {
+		errs = append(errs, fmt.Errorf("-pdb-blocking=%g, -pdb-one=%g, -memory-growing=%g: must be shares from 0 to 1, the two budgets' together at most 1", l.pdbBlocking, l.pdbOne, l.growing))
+	}
+	errs = append(errs, agentSettingsValid(cfg.agent), cfg.settings.Validate())
+	for _, withAgent := range []bool{false, true} {
+		for _, s := range backfillSettings(cfg.sweep == "full", withAgent, cfg.settings) {
+			if err := s.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("the sweep's %s: %w", backfillKnobs(s), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// agentSettingsValid checks the agent's flags as the agent itself would.
+func agentSettingsValid(a agentSettings) error {
+	s := nodeagent.DefaultSettings()
+	s.CPUThreshold, s.CPUActivation, s.CPUFloor, s.MemoryThreshold = a.cpuThreshold, a.cpuActivation, a.cpuFloor, a.memoryThreshold
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("-agent-*: %w", err)
+	}
+	return nil
+}
+
+func parseSeeds(list string) ([]uint64, error) {
+	var seeds []uint64
+	for f := range strings.SplitSeq(list, ",") {
+		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-seeds=%s: want comma-separated whole numbers, e.g. 1,2,3", list)
+		}
+		seeds = append(seeds, s)
+	}
+	return seeds, nil
 }

@@ -6,17 +6,26 @@ import (
 
 // tally is what one policy's run measured.
 type tally struct {
-	policy string
-	spec   nodeSpec
-	nodes  int
+	policy, knobs string
+	spec          nodeSpec
+	nodes         int
 	// cpu and memory are the cluster's utilisation, minute by minute:
 	// what pods used over what is allocatable. online is the CPU share
 	// online pods alone used.
 	cpu, memory, online []float64
-	// Node-minutes in which online demand went unmet (CPU, memory,
-	// either), and in which the node's CPU ran above the high watermark.
-	cpuUnmet, memoryUnmet, unmet, hot int
-	evictions, oomKills               int
+	// Node-minutes in which online demand went unmet (CPU or memory: the
+	// kernel cannot take offline memory back in time), and in which the
+	// node's CPU ran above each of hotLines.
+	unmet int
+	hot   [len(hotLines)]int
+	// latency is online pods' P99 inflation, weighted by the CPU they used
+	// (a proxy for their requests); slow counts the node-minutes above
+	// slowLine.
+	latency histogram
+	slow    int
+	// evictions are the pods a policy stopped (evicted or killed),
+	// refused the evictions a PodDisruptionBudget refused.
+	evictions, refused, oomKills int
 	// Replica-minutes at full speed: work done, and lost back to the last
 	// checkpoint to evictions and to OOM kills.
 	work, lostToEvictions, lostToOOM float64
@@ -26,8 +35,12 @@ type tally struct {
 	finished        int
 }
 
-func newTally(policy string, spec nodeSpec, nodes, minutes int) *tally {
-	return &tally{policy: policy, spec: spec, nodes: nodes,
+// slowLine is the online P99 inflation above which a node-minute counts
+// as slow: bench-interference's target was 1.10x.
+const slowLine = 1.10
+
+func newTally(p policy, spec nodeSpec, nodes, minutes int) *tally {
+	return &tally{policy: p.name(), knobs: p.knobs(), spec: spec, nodes: nodes,
 		cpu: make([]float64, minutes), memory: make([]float64, minutes), online: make([]float64, minutes)}
 }
 
@@ -38,11 +51,14 @@ func (s *tally) observe(t int, minutes []minute) {
 		cpu += m.onlineCPU + m.offlineCPU
 		memory += min(m.online.memory+m.offline.memory, s.spec.allocatable().memory)
 		online += m.onlineCPU
-		cpuUnmet, memoryUnmet := m.cpuUnmet(), m.memoryUnmet(s.spec)
-		s.cpuUnmet += count(cpuUnmet)
-		s.memoryUnmet += count(memoryUnmet)
-		s.unmet += count(cpuUnmet || memoryUnmet)
-		s.hot += count(m.hot(s.spec))
+		s.unmet += count(m.cpuUnmet() || m.memoryUnmet(s.spec))
+		busy := m.busy(s.spec)
+		for i, line := range hotLines {
+			s.hot[i] += count(busy > line)
+		}
+		l := m.latency(s.spec)
+		s.latency.add(l, m.onlineCPU)
+		s.slow += count(l > slowLine)
 	}
 	alloc := s.spec.allocatable()
 	n := float64(len(minutes))
@@ -58,37 +74,49 @@ func count(b bool) int {
 
 // summary is a tally in the report's terms.
 type summary struct {
-	policy                            string
-	cpuMean, cpuP50, memMean, memP50  float64 // percent
-	onlineCPUMean                     float64 // percent
-	unmet, cpuUnmet, memoryUnmet, hot float64 // percent of node-minutes
-	unmetCount, hotCount              int
-	evictionsPerNodeDay, oomKills     float64
-	// work is what was done and kept; all in replica-hours.
-	work, lostToEvictions, lostToOOM float64
+	policy, knobs                    string
+	cpuMean, cpuP50, memMean, memP50 float64 // percent
+	onlineCPUMean                    float64 // percent
+	// hot are node-minutes above each of hotLines; unmet those in which
+	// online demand went unmet (CPU or memory).
+	hot   [len(hotLines)]float64
+	unmet float64
+	// slow is the percent of node-minutes with online P99 inflation above
+	// slowLine; latencyMean and latencyP99 its mean and 99th percentile,
+	// weighted by online CPU.
+	slow, latencyMean, latencyP99 float64
+	evictions, refused, oomKills  float64
+	// work is what was done and kept, lost what evictions and OOM kills
+	// cost; all in replica-hours.
+	work, lost, lostToEvictions, lostToOOM float64
 	// recovery is the replica-hours jobs waited to run again after a
 	// disruption; goodput the percent of the replica-time they ran or
 	// recovered that became kept work (at full speed).
 	recovery, goodput float64
-	finished          int
+	finished          float64
 }
 
 func (s *tally) summary() summary {
 	nodeMinutes := float64(s.nodes * len(s.cpu))
-	pct := func(n int) float64 { return 100 * float64(n) / nodeMinutes }
-	return summary{
-		policy:  s.policy,
+	kept := s.work - s.lostToEvictions - s.lostToOOM
+	sum := summary{
+		policy: s.policy, knobs: s.knobs,
 		cpuMean: 100 * mean(s.cpu), cpuP50: 100 * median(s.cpu),
 		memMean: 100 * mean(s.memory), memP50: 100 * median(s.memory),
 		onlineCPUMean: 100 * mean(s.online),
-		unmet:         pct(s.unmet), cpuUnmet: pct(s.cpuUnmet), memoryUnmet: pct(s.memoryUnmet), hot: pct(s.hot),
-		unmetCount: s.unmet, hotCount: s.hot,
-		evictionsPerNodeDay: float64(s.evictions) / (nodeMinutes / minutesPerDay),
-		oomKills:            float64(s.oomKills),
-		work:                (s.work - s.lostToEvictions - s.lostToOOM) / 60, lostToEvictions: s.lostToEvictions / 60, lostToOOM: s.lostToOOM / 60,
-		recovery: s.recovering / 60, goodput: 100 * (s.work - s.lostToEvictions - s.lostToOOM) / (s.ran + s.recovering),
-		finished: s.finished,
+		unmet:         float64(s.unmet),
+		slow:          100 * float64(s.slow) / nodeMinutes,
+		latencyMean:   s.latency.mean(), latencyP99: s.latency.quantile(0.99),
+		evictions: float64(s.evictions), refused: float64(s.refused), oomKills: float64(s.oomKills),
+		work: kept / 60, lost: (s.lostToEvictions + s.lostToOOM) / 60,
+		lostToEvictions: s.lostToEvictions / 60, lostToOOM: s.lostToOOM / 60,
+		recovery: s.recovering / 60, goodput: 100 * kept / (s.ran + s.recovering),
+		finished: float64(s.finished),
 	}
+	for i, h := range s.hot {
+		sum.hot[i] = float64(h)
+	}
+	return sum
 }
 
 func mean(xs []float64) float64 {

@@ -46,6 +46,8 @@ type minute struct {
 	online, offline resources // demand
 	// onlineCPU and offlineCPU are the CPU each side got.
 	onlineCPU, offlineCPU float64
+	// capped: a CPU ceiling held offline pods below their demand.
+	capped bool
 }
 
 // shareCPU splits a node's CPU between online and offline demand for a
@@ -56,6 +58,7 @@ type minute struct {
 func shareCPU(spec nodeSpec, m minute, offlineCap float64, bestEffort bool) minute {
 	free := spec.capacity.cpu - spec.system.cpu
 	offline := min(m.offline.cpu, offlineCap)
+	m.capped = offline < m.offline.cpu
 	if bestEffort {
 		m.onlineCPU = min(m.online.cpu, free)
 		m.offlineCPU = max(0, min(offline, free-m.onlineCPU))
@@ -85,13 +88,37 @@ func (m minute) memoryUnmet(spec nodeSpec) bool {
 	return m.online.memory+m.offline.memory+spec.system.memory > spec.capacity.memory
 }
 
-// hot: the node's CPU is busier than the high watermark, where online
-// latency suffers from interference (shared caches, memory bandwidth,
-// hyperthreads) even when online pods get their share.
-func (m minute) hot(spec nodeSpec) bool {
-	return m.onlineCPU+m.offlineCPU+spec.system.cpu > highWatermark*spec.capacity.cpu
+// busy is the share of the node's CPU in use: online, offline and the
+// system.
+func (m minute) busy(spec nodeSpec) float64 {
+	return (m.onlineCPU + m.offlineCPU + spec.system.cpu) / spec.capacity.cpu
 }
 
-// highWatermark is the share of a node's CPU above which online latency
-// suffers.
-const highWatermark = 0.90
+// fill is the share of the CPU online pods and the system left idle that
+// offline pods took.
+func (m minute) fill(spec nodeSpec) float64 {
+	idle := spec.capacity.cpu - m.onlineCPU - spec.system.cpu
+	if idle <= 0 {
+		return 1
+	}
+	return m.offlineCPU / idle
+}
+
+// latency is online pods' P99 inflation in the minute (harm.go).
+func (m minute) latency(spec nodeSpec) float64 {
+	p := byWeights
+	if m.capped {
+		p = byCeiling
+	}
+	starved := 1.0
+	if m.cpuUnmet() && m.onlineCPU > 0 {
+		starved = m.online.cpu / m.onlineCPU
+	}
+	return inflation(p, m.onlineCPU/spec.capacity.cpu, m.fill(spec), starved)
+}
+
+// hotLines are the shares of a node's CPU above which the report counts
+// hot node-minutes: online latency suffers from interference (shared
+// caches, memory bandwidth, hyperthreads) even when online pods get their
+// share.
+var hotLines = [...]float64{0.80, 0.85, 0.90}

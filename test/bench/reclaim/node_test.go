@@ -38,8 +38,8 @@ func TestShareCPU(t *testing.T) {
 			if math.Abs(got.onlineCPU-tc.online) > 1e-9 || math.Abs(got.offlineCPU-tc.offline) > 1e-9 {
 				t.Errorf("online got %.2f, offline %.2f; want %.2f, %.2f", got.onlineCPU, got.offlineCPU, tc.online, tc.offline)
 			}
-			if got.cpuUnmet() != tc.cpuUnmet || got.hot(spec) != tc.hot {
-				t.Errorf("unmet %v, hot %v; want %v, %v", got.cpuUnmet(), got.hot(spec), tc.cpuUnmet, tc.hot)
+			if hot := got.busy(spec) > 0.9; got.cpuUnmet() != tc.cpuUnmet || hot != tc.hot {
+				t.Errorf("unmet %v, above 90%% %v; want %v, %v", got.cpuUnmet(), hot, tc.cpuUnmet, tc.hot)
 			}
 			if want := tc.offline / tc.m.offline.cpu; math.Abs(got.served()-want) > 1e-9 {
 				t.Errorf("offline pods served %.3f of their demand, want %.3f", got.served(), want)

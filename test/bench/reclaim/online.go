@@ -18,13 +18,10 @@ const (
 	cpuNoise = 0.03
 	// memoryNoise is the same for memory, which moves less.
 	memoryNoise = 0.003
-	// burstsPerDay is how often, on average, a node's online load jumps
-	// for a few minutes (a traffic spike, a batch of requests, a cron job).
-	burstsPerDay                         = 4
-	burstMinMinutes, burstMaxMinutes     = 2, 10
-	burstMinShare, burstMaxShare         = 0.10, 0.40 // extra CPU, share of requests
-	burstMemoryShare                     = 0.5        // memory burst / CPU burst
-	memoryRiseMinutes, memoryFallMinutes = 5.0, 30.0  // memory rises toward its target within minutes, falls back over half an hour
+	// burstMemoryShare is a burst's memory over its CPU (the profile
+	// draws the bursts).
+	burstMemoryShare                     = 0.5
+	memoryRiseMinutes, memoryFallMinutes = 5.0, 30.0 // memory rises toward its target within minutes, falls back over half an hour
 	// lagMinutes: memory peaks an hour after CPU (caches and heaps fill up
 	// with the day's traffic).
 	lagMinutes = 60
@@ -40,14 +37,15 @@ type traces struct {
 	cpu, memory [][]float64
 }
 
-// newTraces draws the online demand of nodes over minutes from seed.
-func newTraces(spec nodeSpec, nodes, minutes int, seed uint64) *traces {
+// newTraces draws the online demand of nodes over minutes from seed, the
+// bursts from the profile.
+func newTraces(spec nodeSpec, nodes, minutes int, seed uint64, p profile) *traces {
 	tr := &traces{minutes: minutes}
 	for i := range nodes {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
 		share := requestShareMin + rng.Float64()*(requestShareMax-requestShareMin)
 		req := resources{cpu: spec.capacity.cpu * share, memory: spec.capacity.memory * share}
-		cpu, memory := nodeTrace(rng, req, minutes)
+		cpu, memory := nodeTrace(rng, req, minutes, p)
 		tr.requests = append(tr.requests, req)
 		tr.cpu = append(tr.cpu, cpu)
 		tr.memory = append(tr.memory, memory)
@@ -57,8 +55,8 @@ func newTraces(spec nodeSpec, nodes, minutes int, seed uint64) *traces {
 
 // nodeTrace is one node's online CPU and memory demand: the diurnal curve
 // scaled to its requests, each node with its own amplitude and phase,
-// plus Gaussian noise and bursts of a few minutes.
-func nodeTrace(rng *rand.Rand, req resources, minutes int) (cpu, memory []float64) {
+// plus Gaussian noise and the profile's bursts.
+func nodeTrace(rng *rand.Rand, req resources, minutes int, p profile) (cpu, memory []float64) {
 	jitter := func() float64 { return 0.9 + 0.2*rng.Float64() }
 	phase := (rng.Float64()*2 - 1) * 60 // minutes, ±1 h
 	cpuLow, cpuHigh := cpuNight*jitter(), cpuPeak*jitter()
@@ -66,9 +64,10 @@ func nodeTrace(rng *rand.Rand, req resources, minutes int) (cpu, memory []float6
 
 	cpu, memory = make([]float64, minutes), make([]float64, minutes)
 	var b burst
+	chance := p.startChance()
 	mem := req.memory * (memLow + (memHigh-memLow)*diurnal(-phase-lagMinutes))
 	for t := range minutes {
-		extra := b.next(rng)
+		extra := b.next(rng, p, chance)
 		level := cpuLow + (cpuHigh-cpuLow)*diurnal(float64(t)-phase)
 		cpu[t] = max(0, req.cpu*(level+extra+cpuNoise*rng.NormFloat64()))
 
@@ -92,25 +91,6 @@ func memoryPace(target, current float64) float64 {
 		return memoryRiseMinutes
 	}
 	return memoryFallMinutes
-}
-
-// burst is a node's current burst of online load.
-type burst struct {
-	left  int     // minutes
-	share float64 // extra CPU, share of requests
-}
-
-// next is the extra load of the next minute, starting a burst now and then.
-func (b *burst) next(rng *rand.Rand) float64 {
-	if b.left == 0 && rng.Float64() < burstsPerDay/float64(minutesPerDay) {
-		b.left = burstMinMinutes + rng.IntN(burstMaxMinutes-burstMinMinutes+1)
-		b.share = burstMinShare + rng.Float64()*(burstMaxShare-burstMinShare)
-	}
-	if b.left == 0 {
-		return 0
-	}
-	b.left--
-	return b.share
 }
 
 // peak is node i's highest online demand over the window minutes up to

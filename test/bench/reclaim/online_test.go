@@ -7,7 +7,7 @@ import (
 
 func TestTracesUseAQuarterOfCapacityOnADiurnalCurve(t *testing.T) {
 	spec := defaultNodeSpec()
-	tr := newTraces(spec, 20, 7*minutesPerDay, 1)
+	tr := newTraces(spec, 20, 7*minutesPerDay, 1, profiles[0])
 	var cpu, memory, night, afternoon float64
 	for i := range tr.cpu {
 		if share := tr.requests[i].cpu / spec.capacity.cpu; share < requestShareMin || share > requestShareMax {
@@ -37,7 +37,7 @@ func TestTracesUseAQuarterOfCapacityOnADiurnalCurve(t *testing.T) {
 }
 
 func TestMemoryMovesSlowerThanCPU(t *testing.T) {
-	tr := newTraces(defaultNodeSpec(), 5, 2*minutesPerDay, 1)
+	tr := newTraces(defaultNodeSpec(), 5, 2*minutesPerDay, 1, profiles[0])
 	for i := range tr.cpu {
 		cpu, memory := meanStep(tr.cpu[i]), meanStep(tr.memory[i])
 		if memory > cpu/2 {

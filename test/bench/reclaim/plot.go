@@ -11,25 +11,33 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// The lines of the plot: one per policy in the order run, then online
-// pods alone.
+// The lines of the plots: one colour per policy in the sweep's order,
+// then online pods alone.
 var (
 	lineColors = []color.Color{
 		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
 		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
+		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
 		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
+		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
+		color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, // brown
+		color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, // cyan
+		color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff}, // olive
+		color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff}, // pink
+		color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xff}, // black
 	}
 	onlineColor = color.Gray{Y: 0x60}
 )
 
-// writePlot draws the cluster's CPU utilisation over one simulated day
+// writeDayPlot draws the cluster's CPU utilisation over one simulated day
 // (day counts from 1) per policy to path (PNG).
-func writePlot(path string, day, nodes int, tallies []*tally) error {
+func writeDayPlot(path string, day, nodes int, profile string, seed uint64, tallies []*tally) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Cluster CPU utilisation on simulated day %d (%d nodes, 1-minute steps)", day, nodes)
+	p.Title.Text = fmt.Sprintf("Cluster CPU utilisation on simulated day %d (%d nodes, 1-minute steps, profile %s, seed %d)", day, nodes, profile, seed)
 	p.X.Label.Text = "time of day (hours)"
 	p.Y.Label.Text = "CPU used / allocatable (%)"
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 24, 0, 100
+	// Above 100% is room for the legend.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 24, 0, 135
 	p.X.Tick.Marker = plot.ConstantTicks(hourTicks())
 	p.Y.Tick.Marker = plot.ConstantTicks(percentTicks())
 	p.Add(plotter.NewGrid())
@@ -38,7 +46,11 @@ func writePlot(path string, day, nodes int, tallies []*tally) error {
 
 	from := (day - 1) * minutesPerDay
 	for i, t := range tallies {
-		if err := addLine(p, t.cpu[from:from+minutesPerDay], t.policy, lineColors[i%len(lineColors)], nil); err != nil {
+		label := t.policy
+		if t.knobs != "-" {
+			label += ", " + t.knobs
+		}
+		if err := addLine(p, t.cpu[from:from+minutesPerDay], label, lineColors[i%len(lineColors)], nil); err != nil {
 			return err
 		}
 	}

@@ -8,17 +8,32 @@ import (
 
 // policy decides where offline pods may go and protects online pods.
 type policy interface {
+	// name is the policy's family, knobs its settings in this run.
 	name() string
+	knobs() string
 	// bestEffort: offline pods request no cpu or memory (only batch
 	// resources), so they get the CPU online pods leave.
 	bestEffort() bool
 	// room is what the scheduler may still place on n.
 	room(n *node) reclaim.Resources
-	// cpuCap is the CPU offline pods on n may use in minute t.
+	// cpuCap is the CPU offline pods on n may use in minute t (+Inf: no
+	// ceiling).
 	cpuCap(n *node, t int) float64
-	// control decides n at the end of minute t: what it offers from now on,
-	// and which replicas to evict.
-	control(n *node, t int) []*replica
+	// protect is the node agent's memory loop on n at the end of minute t:
+	// it sees the minute's use.
+	protect(n *node, t int, ev evictor)
+	// control is the cluster-level decision for n at the end of minute t:
+	// what it offers from now on, and which replicas to evict.
+	control(n *node, t int, ev evictor)
+}
+
+// evictor stops replicas for a policy.
+type evictor interface {
+	// evict asks the Eviction API to evict r, after a stop notice when
+	// noticed; false: a PodDisruptionBudget refused, r keeps running.
+	evict(r *replica, noticed bool) bool
+	// kill stops r at once; nothing refuses it.
+	kill(r *replica)
 }
 
 // priorityOnly is today's behaviour: offline pods request real cpu and
@@ -30,6 +45,7 @@ type priorityOnly struct {
 }
 
 func (p *priorityOnly) name() string     { return "priority only" }
+func (p *priorityOnly) knobs() string    { return "-" }
 func (p *priorityOnly) bestEffort() bool { return false }
 
 func (p *priorityOnly) room(n *node) reclaim.Resources {
@@ -37,5 +53,6 @@ func (p *priorityOnly) room(n *node) reclaim.Resources {
 	return free.Sub(n.held).NonNegative()
 }
 
-func (p *priorityOnly) cpuCap(*node, int) float64     { return math.Inf(1) }
-func (p *priorityOnly) control(*node, int) []*replica { return nil }
+func (p *priorityOnly) cpuCap(*node, int) float64   { return math.Inf(1) }
+func (p *priorityOnly) protect(*node, int, evictor) {}
+func (p *priorityOnly) control(*node, int, evictor) {}

@@ -4,46 +4,143 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 )
 
-// printReport prints the model and the table of the policies, one column
-// each.
-func printReport(out io.Writer, cfg config, sums []summary) {
-	set, spec := cfg.settings, defaultNodeSpec()
-	fmt.Fprintf(out, "\n== reclaimed capacity: %d nodes x %d days at 1-minute steps, seed %d ==\n", cfg.nodes, cfg.days, cfg.seed)
-	fmt.Fprintf(out, "nodes:    %g CPU / %g GiB, kubelet reserved %g CPU / %g GiB; online pods request %.0f-%.0f%% of capacity\n",
-		spec.capacity.cpu, spec.capacity.memory, spec.reserved.cpu, spec.reserved.memory, 100*requestShareMin, 100*requestShareMax)
-	fmt.Fprintf(out, "backfill: reclaim.Decide with margin cpu %d%% / memory %d%%, window %s, interval %s, growth %d%%/min, min change %d%%, cool-down %s\n",
-		set.Margin.CPU, set.Margin.Memory, set.Window, set.Interval, set.GrowthPerMinute, set.MinChange, set.Cooldown)
-	fmt.Fprintf(out, "online pods alone used %.1f%% of allocatable CPU on average\n\n", sums[0].onlineCPUMean)
-
-	w, flush := newTable(out)
-	cells := func(what string, f func(summary) string) {
-		row := []string{what}
-		for _, s := range sums {
-			row = append(row, f(s))
-		}
-		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+// printModel prints what the run simulates, so that a table is never read
+// without its assumptions.
+func printModel(out io.Writer, cfg config, vs []variant) {
+	spec, set, a, real := defaultNodeSpec(), cfg.settings, cfg.agent, cfg.realism()
+	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	p("\n== co-location policies: %d nodes x %d days at 1-minute steps, seeds %s, %d variants ==", cfg.nodes, cfg.days, cfg.seedList, len(vs))
+	p("nodes:    %g CPU / %g GiB, kubelet reserved %g CPU / %g GiB, system use %g CPU / %g GiB; online pods request %.0f-%.0f%% of capacity",
+		spec.capacity.cpu, spec.capacity.memory, spec.reserved.cpu, spec.reserved.memory, spec.system.cpu, spec.system.memory, 100*requestShareMin, 100*requestShareMax)
+	for _, pr := range cfg.profiles {
+		p("profile:  %-11s %s; %.0f%% of bursts longer than 15 min", pr.name, pr.about, 100*pr.durations.longerThan(15))
 	}
-	cells("", func(s summary) string { return s.policy })
-	cells("CPU utilisation, mean / p50 (used / allocatable)", func(s summary) string { return fmt.Sprintf("%.1f%% / %.1f%%", s.cpuMean, s.cpuP50) })
-	cells("memory utilisation, mean / p50", func(s summary) string { return fmt.Sprintf("%.1f%% / %.1f%%", s.memMean, s.memP50) })
-	cells("online demand unmet, node-minutes (cpu / memory)", func(s summary) string {
-		return fmt.Sprintf("%d = %.3f%% (%.3f%% / %.3f%%)", s.unmetCount, s.unmet, s.cpuUnmet, s.memoryUnmet)
-	})
-	cells(fmt.Sprintf("node CPU above %.0f%% of capacity, node-minutes", 100*highWatermark), func(s summary) string {
-		return fmt.Sprintf("%d = %.3f%%", s.hotCount, s.hot)
-	})
-	cells("evictions per node-day", func(s summary) string { return fmt.Sprintf("%.2f", s.evictionsPerNodeDay) })
-	cells("training work lost to evictions, replica-hours", func(s summary) string { return fmt.Sprintf("%.1f", s.lostToEvictions) })
-	cells("OOM kills / work lost to them, replica-hours", func(s summary) string { return fmt.Sprintf("%.0f / %.1f", s.oomKills, s.lostToOOM) })
-	cells("training work done and kept, replica-hours", func(s summary) string { return fmt.Sprintf("%.0f", s.work) })
-	cells("recovery after disruptions, replica-hours", func(s summary) string { return fmt.Sprintf("%.1f", s.recovery) })
-	cells("goodput: kept work / (replica-time run + recovering)", func(s summary) string { return fmt.Sprintf("%.2f%%", s.goodput) })
-	cells("jobs finished", func(s summary) string { return fmt.Sprintf("%d", s.finished) })
+	p("usage:    cluster-level decisions (backfill's manager, Koordinator's slo-controller) read online use %s old, CPU as a %s rate; node agents read the minute itself",
+		minutes(cfg.lag), minutes(cfg.rateWindow))
+	p("eviction: an evicted pod runs on and holds for its stop notice %s (backfill, CPU evictions) + grace period %s: %d min, or %d min without notice;",
+		cfg.notice, cfg.grace, real.noticed, real.unnoticed)
+	p("          the koordlet kills before it evicts (no budget, freed at once); the kernel's OOM killer likewise")
+	p("jobs:     PodDisruptionBudgets: %.0f%% of jobs maxUnavailable 0 (the Eviction API refuses; the pod stays and is asked again), %.0f%% maxUnavailable 1;",
+		100*cfg.load.pdbBlocking, 100*cfg.load.pdbOne)
+	p("          %.0f%% of replicas grow above their memory request, %.0f-%.0f%% of it an hour up to %.1fx (BestEffort: no limit)",
+		100*cfg.load.growing, 100*growthMin, 100*growthMax, growthCap)
+	p("backfill: reclaim.Decide every minute, margin memory %d%%, eviction margins %d%% / %d%%, window %s, growth %d%%/min, min change %d%%, cool-down %s; the sweep sets the cpu margin and cpu eviction delay",
+		set.Margin.Memory, set.EvictionMargin.CPU, set.EvictionMargin.Memory, minutes(set.Window), set.GrowthPerMinute, set.MinChange, minutes(set.Cooldown))
+	p("agent:    ceiling %d%% of the node - online - system (floor %d%%) once online + system use %d%%; memory eviction above %d%% (down to %d%%), through the Eviction API",
+		a.cpuThreshold, a.cpuFloor, a.cpuActivation, a.memoryThreshold, a.memoryThreshold-2)
+	p("          without the agent offline pods are BestEffort: the kernel's CPU weights alone")
+	p("Koordinator: batch = capacity x threshold - max(system, reserved) - 5-min average online use; suppress and memory eviction %d points above the thresholds, as its defaults",
+		koordAbove)
+	for _, l := range describeCalibration() {
+		p("%s", l)
+	}
+	p("counted:  node-minutes with the node's CPU above 80/85/90%%; online P99 inflation (share of node-minutes above %.1fx, mean and p99 weighted by online CPU);", slowLine)
+	p("          work lost to evictions and OOM kills since the last checkpoint (replica-hours); evictions: pods a policy evicted or killed (a gang's other replicas follow, uncounted);")
+	p("          goodput: kept work / replica-time run or waiting to run again after a disruption")
+	p("")
+}
+
+// printTable prints the frontier: a row per profile and variant, the mean
+// over the seeds with the range of CPU and work lost, and with perSeed a
+// row per seed under it.
+func printTable(out io.Writer, f frontier, perSeed bool) {
+	w, flush := newTable(out)
+	head := []string{"policy", "knobs", "profile", "seeds"}
+	for _, m := range tableMetrics {
+		head = append(head, m.head)
+	}
+	fmt.Fprintln(w, strings.Join(append(head, "CPU min-max", "lost min-max"), "\t")+"\t")
+	for i, pt := range f {
+		if i > 0 && pt.profile != f[i-1].profile {
+			fmt.Fprintln(w, "\t")
+		}
+		row := []string{pt.variant.family, pt.variant.knobs, pt.profile, "mean"}
+		row = append(row, cells(pt.mean)...)
+		row = append(row, fmt.Sprintf("%.1f-%.1f", pt.lo.cpuMean, pt.hi.cpuMean), fmt.Sprintf("%.1f-%.1f", pt.lo.lost, pt.hi.lost))
+		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+		if perSeed {
+			for s, run := range pt.runs {
+				row := append([]string{"", "", "", fmt.Sprint(pt.seeds[s])}, cells(run)...)
+				fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+			}
+		}
+	}
 	flush()
+}
+
+func cells(s summary) []string {
+	var out []string
+	for _, m := range tableMetrics {
+		out = append(out, fmt.Sprintf(m.format, *m.of(&s)))
+	}
+	return out
+}
+
+// printVerdicts prints the target on each profile.
+func printVerdicts(out io.Writer, vs []verdict) {
+	fmt.Fprintf(out, "\ntarget: backfill + agent at >= %d%% CPU on every seed, against every Koordinator variant at >= %d%% on the same seed:\n", targetCPU, targetCPU)
+	fmt.Fprintln(out, "        no more node-minutes above 80/85/90%, no more online P99 inflation (share above 1.1x, mean, p99), less work lost")
+	for _, v := range vs {
+		switch {
+		case v.best == nil:
+			fmt.Fprintf(out, "- %s: no backfill + agent or Koordinator variant swept\n", v.profile)
+			continue
+		case v.below:
+			fmt.Fprintf(out, "- %s: NOT met: no backfill + agent variant reaches %d%% CPU on every seed (busiest: %s, %.1f%%)\n", v.profile, targetCPU, v.best.variant.knobs, v.best.mean.cpuMean)
+		case v.met():
+			fmt.Fprintf(out, "- %s: met by backfill + agent %s (%.1f%% CPU)\n", v.profile, v.best.variant.knobs, v.best.mean.cpuMean)
+		default:
+			fmt.Fprintf(out, "- %s: NOT met; closest: backfill + agent %s (%.1f%% CPU), at or beyond on %s; short on:\n",
+				v.profile, v.best.variant.knobs, v.best.mean.cpuMean, strings.Join(v.holds, ", "))
+		}
+		for _, m := range v.misses {
+			fmt.Fprintf(out, "    %s\n", m)
+		}
+	}
+}
+
+// writeTables writes the frontier as Markdown (frontier.md, means) and
+// tab-separated values (runs.tsv, every seed and every metric) into dir.
+func writeTables(dir string, f frontier) error {
+	var md bytes.Buffer
+	head := []string{"policy", "knobs", "profile"}
+	for _, m := range tableMetrics {
+		head = append(head, m.head)
+	}
+	head = append(head, "CPU min-max", "lost min-max")
+	fmt.Fprintf(&md, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	for _, pt := range f {
+		row := append([]string{pt.variant.family, pt.variant.knobs, pt.profile}, cells(pt.mean)...)
+		row = append(row, fmt.Sprintf("%.1f-%.1f", pt.lo.cpuMean, pt.hi.cpuMean), fmt.Sprintf("%.1f-%.1f", pt.lo.lost, pt.hi.lost))
+		fmt.Fprintf(&md, "| %s |\n", strings.Join(row, " | "))
+	}
+	var tsv bytes.Buffer
+	cols := []string{"policy", "knobs", "profile", "seed"}
+	for _, m := range allMetrics {
+		cols = append(cols, m.head)
+	}
+	fmt.Fprintln(&tsv, strings.Join(cols, "\t"))
+	for _, pt := range f {
+		for s := range pt.runs {
+			row := []string{pt.variant.family, pt.variant.knobs, pt.profile, fmt.Sprint(pt.seeds[s])}
+			for _, m := range allMetrics {
+				row = append(row, fmt.Sprintf(m.format, *m.of(&pt.runs[s])))
+			}
+			fmt.Fprintln(&tsv, strings.Join(row, "\t"))
+		}
+	}
+	for name, b := range map[string][]byte{"frontier.md": md.Bytes(), "runs.tsv": tsv.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // newTable aligns columns two spaces apart; flush prints the table

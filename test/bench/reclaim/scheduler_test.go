@@ -44,18 +44,19 @@ func TestScheduleBindsAGangWholeOrNotAtAll(t *testing.T) {
 func TestSchedulerNeverOverfills(t *testing.T) {
 	spec := defaultNodeSpec()
 	const nodes, minutes = 8, 12 * 60
-	tr := newTraces(spec, nodes, minutes, 3)
-	policies := []policy{&priorityOnly{spec: spec, traces: tr}, &koordinator{spec: spec, traces: tr}, newBackfill(spec, tr, benchSettings())}
+	tr := newTraces(spec, nodes, minutes, 3, profiles[2])
+	src := newUsageSource(tr, 1, 2)
+	agent := shippedAgent()
+	policies := []policy{&priorityOnly{spec: spec, traces: tr}, newKoordinator(spec, tr, src, koordKnobs{85, 90}),
+		newBackfill(spec, tr, src, benchSettings(), nil), newBackfill(spec, tr, src, benchSettings(), &agent)}
+	real := realism{load: workload{pdbBlocking: 0.1, pdbOne: 0.1, growing: 0.2}, noticed: 2, unnoticed: 1}
 	for _, p := range policies {
 		t.Run(p.name(), func(t *testing.T) {
-			s := newSimulation(p, spec, tr, 3)
+			s := newSimulation(p, spec, tr, 3, real)
 			refill(s.cluster, s.backlog)
 			placed := 0
 			for m := range minutes {
-				s.observe(m)
-				s.train(m)
-				s.killOutOfMemory()
-				s.control(m)
+				s.decide(m)
 				before, offered := map[*node]reclaim.Resources{}, map[*node]reclaim.Resources{}
 				for _, n := range s.cluster.nodes {
 					before[n], offered[n] = n.held, p.room(n)
@@ -87,8 +88,8 @@ func checkBound(t *testing.T, p policy, n *node, tr *traces, spec nodeSpec, m in
 			t.Fatalf("minute %d, %s: offline pods request %v beyond the unrequested %v", m, n.name, n.held, free)
 		}
 	case *backfill:
-		if !n.published.Covers(n.held) {
-			t.Fatalf("minute %d, %s: offline pods hold %v beyond the published %v", m, n.name, n.held, n.published)
+		if !n.published.Covers(n.running()) {
+			t.Fatalf("minute %d, %s: offline pods hold %v beyond the published %v", m, n.name, n.running(), n.published)
 		}
 	}
 }
