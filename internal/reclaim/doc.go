@@ -17,4 +17,7 @@
 //	published = target at once when it falls, growing slowly when it rises,
 //	            never below what the remaining offline pods hold, and frozen
 //	            while usage is stale or, after an eviction, the cool-down runs.
+//	held back = while the node's online pods miss their latency objective or
+//	            wait for CPU beside offline pods: no growth, and a step of
+//	            CPU given back by evicting once it lasts (online.go).
 package reclaim
