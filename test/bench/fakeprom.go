@@ -97,6 +97,10 @@ func (m *usageModel) answer(query, node string, t time.Time) (float64, bool) {
 	return 0, false
 }
 
+// queryOnlineCPUWait names the online signal's query of online pods' CPU
+// wait, which the fake answers with no series.
+const queryOnlineCPUWait = "online CPU wait"
+
 // fakePrometheus answers the reclaim controller's queries, matched by
 // their exact text (reclaim.PrometheusSource.Queries), from a usageModel;
 // any other query gets an error, so that a change in the source shows.
@@ -133,6 +137,9 @@ func startFakePrometheus(model *usageModel, s reclaim.Settings, rateWindow time.
 		}
 		p.names[q] = name
 	}
+	// The manager also reads its online signal there; the model's online
+	// pods declare no objective and nothing measures their CPU wait.
+	p.names[reclaim.CPUWaitQuery(rateWindow)] = queryOnlineCPUWait
 	for node := range model.requests {
 		p.nodes = append(p.nodes, node)
 	}
@@ -229,6 +236,9 @@ func (p *fakePrometheus) query(w http.ResponseWriter, r *http.Request) {
 		result = append(result, sample{Metric: map[string]string{}, Value: [2]any{ts, strconv.Itoa(len(p.nodes))}})
 	}
 	for _, node := range p.nodes {
+		if name == queryOnlineCPUWait {
+			break
+		}
 		v, ok := p.model.answer(name, node, at)
 		if !ok {
 			break // the manager's series: one sample, not per node
