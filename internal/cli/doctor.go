@@ -46,8 +46,10 @@ capacity cpu and memory requests of 0, the templates' limits and the
 batch resources), or quoting any other refusal; an offline priority that
 is not below online pods; nodes
 without nvidia.com/gpu; nodes whose reclaimed capacity is frozen on stale
-usage; crash-looping containers and the known errors in their logs; and,
-with --prometheus-url, scrape targets down and dashboards without data.
+usage; crash-looping containers and the known errors in their logs;
+PrometheusRules and Grafana dashboards that query GPU metric names no
+exporter emits; and, with --prometheus-url, scrape targets down and
+dashboards without data.
 
 With JOB, the job checks look at that TFJob only. Exit code 0 when no
 check FAILs, 1 when one does, 2 when called wrongly. See

@@ -58,6 +58,9 @@ func Collect(ctx context.Context, c client.Client, cs kubernetes.Interface, scop
 	if err := s.readKueue(ctx, c, scope.Namespace); err != nil {
 		return nil, err
 	}
+	if err := s.readGPUQueries(ctx, c); err != nil {
+		return nil, err
+	}
 	var quotas corev1.ResourceQuotaList
 	var ranges corev1.LimitRangeList
 	var events corev1.EventList

@@ -38,6 +38,7 @@ const (
 	CheckNodeAgent            = "node-agent"
 	CheckOnlineSignal         = "online-signal"
 	CheckCrashLoop            = "crash-loop"
+	CheckGPUMetricNames       = "gpu-metric-names"
 	CheckPrometheusTargets    = "prometheus-targets"
 	CheckPrometheusData       = "prometheus-data"
 )

@@ -5,7 +5,8 @@ package doctor
 // hold the jobs and why, why do pods wait or the apiserver refuse them,
 // are priorities right, do GPUs show, does reclaimed capacity follow
 // usage, does a node agent guard it, do online pods suffer beside
-// training, do containers crash, does monitoring see it all. prom is nil
+// training, do containers crash, do rules and dashboards query GPU
+// metrics that exist, does monitoring see it all. prom is nil
 // when no Prometheus URL was given.
 func Run(s *Snapshot, prom *PrometheusView) []Result {
 	out := []Result{checkCRD(s.TFJobsServed)}
@@ -36,6 +37,7 @@ func Run(s *Snapshot, prom *PrometheusView) []Result {
 	run(CheckNodeAgent, func() []Result { return []Result{checkNodeAgent(s)} })
 	run(CheckOnlineSignal, func() []Result { return checkOnlineSignal(s) })
 	out = append(out, checkCrashLoop(s)...)
+	out = append(out, checkGPUMetricNames(s)...)
 	out = append(out, checkPrometheus(prom, gpuNodeCount(s))...)
 	return out
 }

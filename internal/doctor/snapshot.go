@@ -63,6 +63,9 @@ type Snapshot struct {
 	ControllerLeases []coordinationv1.Lease
 	// Kueue is what Kueue says about the jobs in scope.
 	Kueue KueueView
+	// GPUQueries are the rules and dashboards whose GPU metric names
+	// gpu-metric-names checks.
+	GPUQueries GPUQueriesView
 
 	// podsByController indexes Pods by their controller's UID, built on
 	// first use; Pods must not change after that.
