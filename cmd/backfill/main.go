@@ -7,6 +7,11 @@ package main
 import (
 	"os"
 
+	// The image is built from scratch, with no CA bundle: the alert relay
+	// and the manager verify HTTPS peers with Mozilla's roots built in,
+	// which Go uses only where the system has none.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/backfill-dev/backfill/internal/cli"
 )
 

@@ -56,6 +56,8 @@ func NewRootCommand() *cobra.Command {
 	root.AddCommand(newTopCommand())
 	root.AddCommand(newDoctorCommand())
 	root.AddCommand(newSubmitCommand(), newGetCommand(), newDescribeCommand(), newLogsCommand())
+	addVersion(root)
+	root.AddCommand(newAlertRelayCommand())
 	return root
 }
 
