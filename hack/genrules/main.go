@@ -3,7 +3,9 @@
 //
 //	deploy/monitoring/backfill.rules.yaml   a plain rule file (rule_files, promtool)
 //	deploy/monitoring/prometheusrule.yaml   a PrometheusRule for kube-prometheus-stack
+//	deploy/monitoring/*-essential.*         the same two with the essential profile's alerts
 //	charts/backfill/files/backfill.rules.yaml  the same groups, for the Helm chart
+//	charts/backfill/files/backfill.profiles.yaml  the alerts of each profile, which the chart keeps
 //
 // Run it from the repository's root: `make generate` does.
 package main
@@ -18,9 +20,12 @@ import (
 
 // Where the files go, relative to the repository's root.
 const (
-	ruleFilePath       = "deploy/monitoring/backfill.rules.yaml"
-	prometheusRulePath = "deploy/monitoring/prometheusrule.yaml"
-	chartRuleFilePath  = "charts/backfill/files/backfill.rules.yaml"
+	ruleFilePath                = "deploy/monitoring/backfill.rules.yaml"
+	prometheusRulePath          = "deploy/monitoring/prometheusrule.yaml"
+	essentialRuleFilePath       = "deploy/monitoring/backfill-essential.rules.yaml"
+	essentialPrometheusRulePath = "deploy/monitoring/prometheusrule-essential.yaml"
+	chartRuleFilePath           = "charts/backfill/files/backfill.rules.yaml"
+	chartProfileFilePath        = "charts/backfill/files/backfill.profiles.yaml"
 )
 
 func main() {
@@ -31,20 +36,21 @@ func main() {
 }
 
 func run() error {
-	groups := rules.Groups()
-	ruleFile, err := rules.RuleFile(groups)
-	if err != nil {
-		return err
+	all := rules.Groups()
+	essential := rules.InProfile(all, rules.ProfileEssential)
+	files := map[string]func() ([]byte, error){
+		ruleFilePath:                func() ([]byte, error) { return rules.RuleFile(all) },
+		chartRuleFilePath:           func() ([]byte, error) { return rules.RuleFile(all) },
+		prometheusRulePath:          func() ([]byte, error) { return rules.PrometheusRule(all, rules.DefaultRelease) },
+		essentialRuleFilePath:       func() ([]byte, error) { return rules.RuleFile(essential) },
+		essentialPrometheusRulePath: func() ([]byte, error) { return rules.PrometheusRule(essential, rules.DefaultRelease) },
+		chartProfileFilePath:        func() ([]byte, error) { return rules.ProfileFile(all) },
 	}
-	prometheusRule, err := rules.PrometheusRule(groups, rules.DefaultRelease)
-	if err != nil {
-		return err
-	}
-	for path, content := range map[string][]byte{
-		ruleFilePath:       ruleFile,
-		chartRuleFilePath:  ruleFile,
-		prometheusRulePath: prometheusRule,
-	} {
+	for path, render := range files {
+		content, err := render()
+		if err != nil {
+			return err
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("creating the directory of %s: %w", path, err)
 		}

@@ -27,10 +27,12 @@ func newDevCommand() *cobra.Command {
 		Long: `Run a local co-location cluster on this machine, without Docker or a GPU: a
 real etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
 127.0.0.1, simulated CPU and GPU nodes (kwok), the backfill manager,
-Prometheus and a simulated dcgm-exporter, with an online service and the
-example TFJobs. Only the nodes and the GPUs are simulated.`,
+Prometheus with backfill's alerting rules, Alertmanager delivering to a
+local webhook sink (backfill dev alerts), and a simulated dcgm-exporter,
+with an online service and the example TFJobs. Only the nodes and the GPUs
+are simulated.`,
 	}
-	dev.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand())
+	dev.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevAlertsCommand())
 	return dev
 }
 
@@ -102,7 +104,7 @@ func upForeground(ctx context.Context, opts devcluster.Options, out io.Writer) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nReady. In another shell:\n  export KUBECONFIG=%s\n  kubectl get tfjobs,pods -A\nPrometheus: %s\nCtrl-C (or `backfill dev down`) stops everything.\n\n", c.State().Kubeconfig, c.State().Prometheus)
+	fmt.Fprintf(out, "\nReady. In another shell:\n  export KUBECONFIG=%s\n  kubectl get tfjobs,pods -A\nPrometheus: %s\nAlertmanager: %s (backfill dev alerts)\nCtrl-C (or `backfill dev down`) stops everything.\n\n", c.State().Kubeconfig, c.State().Prometheus, c.State().Alertmanager)
 	died := c.Done()
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
@@ -199,7 +201,7 @@ func newDevStatusCommand() *cobra.Command {
 	dir := devcluster.DefaultOptions().StateDir
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the local cluster's kubeconfig, Prometheus URL and components",
+		Short: "Show the local cluster's kubeconfig, Prometheus and Alertmanager URLs and components",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := devcluster.ReadState(dir)

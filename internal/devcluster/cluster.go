@@ -55,8 +55,9 @@ type Cluster struct {
 	managerDone chan error
 	stopSim     context.CancelFunc
 	// promAddr is Prometheus's address (prometheusAddress), reportAddr the
-	// manager's report endpoint's (reportAddress).
-	promAddr, reportAddr string
+	// manager's report endpoint's (reportAddress), amAddr Alertmanager's
+	// and alertSinkAddr its webhook sink's.
+	promAddr, reportAddr, amAddr, alertSinkAddr string
 	// day is the demo's compressed day; stopDemo ends it.
 	day      clock
 	stopDemo context.CancelFunc
@@ -124,6 +125,8 @@ func (c *Cluster) steps() []step {
 		step{"the backfill manager", c.startManager},
 		step{"the simulated GPU exporter", c.startGPUSim},
 		step{"the simulated online latency", c.startLatencySim},
+		step{"the alert webhook sink", c.startAlertSink},
+		step{"Alertmanager", c.startAlertmanager},
 		step{"Prometheus", c.startPrometheus})
 	if c.opts.Manager {
 		steps = append(steps, step{"reclaimed capacity on every node", c.waitForReclaimedCapacity})
@@ -137,7 +140,7 @@ func (c *Cluster) steps() []step {
 // resetStateDir removes what an earlier cluster left in dir, and only that:
 // the directory may hold other files of the user's.
 func resetStateDir(dir string) error {
-	for _, name := range []string{"etcd", "pki", "kwok", "kueue", "prometheus", "logs", "state.json", "kubeconfig"} {
+	for _, name := range []string{"etcd", "pki", "kwok", "kueue", "prometheus", "alertmanager", "logs", "state.json", "kubeconfig"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return err
 		}
@@ -316,9 +319,13 @@ func (c *Cluster) Stop() []error {
 	c.stopping = true
 	procs := slices.Clone(c.procs)
 	c.mu.Unlock()
+	// Prometheus and Alertmanager first, so that neither reports the
+	// servers of this process going away as an outage, and the sink
+	// outlives the Alertmanager that sends to it.
+	observers := func(p *process.Process) bool { return p.Name() == "prometheus" || p.Name() == componentAlertmanager }
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
-		if procs[i].Name() == "prometheus" {
+		if observers(procs[i]) {
 			errs = append(errs, procs[i].Stop(stopTimeout))
 		}
 	}
@@ -339,7 +346,7 @@ func (c *Cluster) Stop() []error {
 	}
 	errs = append(errs, c.kwok.Stop())
 	for i := len(procs) - 1; i >= 0; i-- {
-		if procs[i].Name() != "prometheus" {
+		if !observers(procs[i]) {
 			errs = append(errs, procs[i].Stop(stopTimeout))
 		}
 	}

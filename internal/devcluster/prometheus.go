@@ -12,9 +12,18 @@ import (
 
 // startPrometheus runs Prometheus on loopback, scraping the manager,
 // kwok's kubelet-style endpoint of every node and the GPU and latency
-// simulators.
+// simulators, evaluating backfill's alerting rules and sending their
+// alerts to the local Alertmanager.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
 	addr := c.prometheusAddress()
+	dir := filepath.Join(c.opts.StateDir, "prometheus")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	rulesPath := filepath.Join(dir, "backfill.rules.yaml")
+	if err := c.writeAlertRules(rulesPath); err != nil {
+		return err
+	}
 	cfg, err := promconfig.Config(promconfig.Targets{
 		ManagersFile: c.managersFile(),
 		Kwok:         c.kwok.Address(),
@@ -22,12 +31,10 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 		GPUSim:       c.componentAddress("gpu-exporter-simulator"),
 		LatencySim:   c.componentAddress("online-latency-simulator"),
 		Prometheus:   addr,
+		RuleFiles:    []string{rulesPath},
+		Alertmanager: c.amAddr,
 	})
 	if err != nil {
-		return err
-	}
-	dir := filepath.Join(c.opts.StateDir, "prometheus")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	configPath := filepath.Join(dir, "prometheus.yml")

@@ -21,6 +21,11 @@ type State struct {
 	Kubeconfig string    `json:"kubeconfig"`
 	Server     string    `json:"server"`
 	Prometheus string    `json:"prometheusURL"`
+	// Alertmanager receives the alerts of Prometheus's rules and sends
+	// them to the webhook sink, which appends each notification as a JSON
+	// line to AlertSinkFile.
+	Alertmanager  string `json:"alertmanagerURL,omitempty"`
+	AlertSinkFile string `json:"alertSinkFile,omitempty"`
 	// ManagerFlags are the flags a manager started by hand needs for the
 	// cluster's reclaimed capacity (with --manager=false), and
 	// ManagersFile the file naming the managers Prometheus scrapes

@@ -29,6 +29,14 @@ func (s *State) Check() []Health {
 	return out
 }
 
+// orDash is s, or "-" for a cluster that recorded none.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // Print writes the state as `dev status` shows it; it reports whether every
 // component is healthy.
 func (s *State) Print(w io.Writer) bool {
@@ -41,7 +49,8 @@ func (s *State) Print(w io.Writer) bool {
 	}
 	fmt.Fprintf(w, "Local cluster: %s, up since %s (pid %d)\n", phase, s.StartedAt.Format(time.RFC3339), s.PID)
 	fmt.Fprintf(w, "  export KUBECONFIG=%s\n", s.Kubeconfig)
-	fmt.Fprintf(w, "  Prometheus: %s\n\n", s.Prometheus)
+	fmt.Fprintf(w, "  Prometheus: %s\n", s.Prometheus)
+	fmt.Fprintf(w, "  Alertmanager: %s (backfill dev alerts)\n\n", orDash(s.Alertmanager))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMPONENT\tPID\tADDRESS\tSTATE")
 	healthy := s.Running()

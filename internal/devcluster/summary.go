@@ -70,7 +70,7 @@ func (c *Cluster) Summary(ctx context.Context) (string, error) {
 	fmt.Fprintf(&b, "  reclaimed capacity: %.1f CPU offered on the nodes, %.1f held by offline pods\n",
 		float64(published.MilliCPU)/1000, req["offline"].batchCPU)
 	fmt.Fprintf(&b, "  TFJobs   %s\n", phases(jobs.Items))
-	fmt.Fprintf(&b, "  Prometheus %s   export KUBECONFIG=%s\n", c.state.Prometheus, c.state.Kubeconfig)
+	fmt.Fprintf(&b, "  Prometheus %s   Alertmanager %s   export KUBECONFIG=%s\n", c.state.Prometheus, c.state.Alertmanager, c.state.Kubeconfig)
 	return b.String(), nil
 }
 

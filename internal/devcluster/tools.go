@@ -11,7 +11,7 @@ import (
 )
 
 // binaries are the tools the local cluster runs, all built by hack/tools.
-var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metrics-server", "prometheus"}
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metrics-server", "prometheus", "alertmanager"}
 
 // queueBinaries are those of `dev --kueue`, which the queue-tools target
 // builds.

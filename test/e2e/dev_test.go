@@ -33,7 +33,8 @@ import (
 // with their capacity, the demo TFJobs finishing with their progress
 // reported, Prometheus holding the manager's metrics, container CPU use,
 // the GPU simulator's series and the online service's simulated request
-// latency with no target down, the metrics API
+// latency with no target down, an alert of backfill's rules delivered by
+// Alertmanager to the local webhook sink, the metrics API
 // serving `kubectl top`, the online service's compressed day (training
 // above what priority alone allows by night, evictions at the peak); a
 // second `dev up` refused; `dev down` leaving no process and no listening
@@ -60,7 +61,7 @@ func TestDevCluster(t *testing.T) {
 		}
 	})
 
-	if out, err := dev("status"); err != nil || !strings.Contains(out, "ready") {
+	if out, err := dev("status"); err != nil || !strings.Contains(out, "ready") || !strings.Contains(out, "Alertmanager: "+state.Alertmanager) {
 		t.Errorf("dev status: %v\n%s", err, out)
 	}
 	if out, err := dev("up", "--detach", "--bin-dir", framework.BinDir()); err == nil || !strings.Contains(out, "already running") {
@@ -87,9 +88,14 @@ func TestDevCluster(t *testing.T) {
 		waitQueryPositive(t, prom, what, query)
 	}
 	checkTargetsUp(t, prom)
+	// The local cluster runs no node agent: once offline pods hold
+	// reclaimed capacity on a node, BackfillNodeAgentMissing fires for it,
+	// as it would on a real cluster without the agent.
+	checkAlertDelivered(t, dev, prom, "BackfillNodeAgentMissing", 2*time.Minute)
 	checkKubectlTop(t, state.Kubeconfig)
 	checkCompressedDay(t, prom, started)
 	checkLatencyHold(t, prom, started)
+	t.Logf("Alerts firing at the end of the day: %v", firingAlerts(context.Background(), prom))
 
 	if out, err := dev("down"); err != nil {
 		t.Fatalf("dev down: %v\n%s", err, out)

@@ -22,6 +22,8 @@ one line that says what is wrong and how to fix it.
 {{- include "backfill.validateReclaim" . }}
 {{- include "backfill.validateReportCertificate" . }}
 {{- include "backfill.validateNodeAgent" . }}
+{{- include "backfill.validateAlertRelay" . }}
+{{- include "backfill.validateAlertmanagerConfig" . }}
 {{- end -}}
 
 {{/*
@@ -119,5 +121,84 @@ time.ParseDuration reads it; empty for a string that is not one.
 {{- $ms = addf $ms (mulf $n (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit)) }}
 {{- end }}
 {{- $ms }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Checks of alerting.alertmanagerConfig: the Alertmanager passes it backfill's
+alerts, every receiver it turns on is complete, and some receiver takes
+them.
+*/}}
+{{- define "backfill.validateAlertmanagerConfig" -}}
+{{- $c := .Values.alerting.alertmanagerConfig }}
+{{- if $c.enabled }}
+{{- $p := "alerting.alertmanagerConfig" }}
+{{- if eq $c.matcherStrategy "OnNamespace" }}
+{{- fail (printf "%s.matcherStrategy=OnNamespace: an Alertmanager with this strategy passes the config only alerts labelled namespace=%s, and would drop every node alert and every other namespace's TFJob alert; set the Alertmanager's alertmanagerConfigMatcherStrategy.type to None (kube-prometheus-stack: alertmanager.alertmanagerSpec.alertmanagerConfigMatcherStrategy.type=None), then %s.matcherStrategy=None (see docs/alerting.md)" $p ($c.namespace | default .Release.Namespace) $p) }}
+{{- end }}
+{{- if and (eq $c.matcherStrategy "OnNamespaceExceptForAlertmanagerNamespace") (not $c.namespace) }}
+{{- fail (printf "%s.matcherStrategy=OnNamespaceExceptForAlertmanagerNamespace passes all alerts only to configs in the Alertmanager's own namespace: set %s.namespace to it (and create the receivers' Secrets there)" $p $p) }}
+{{- end }}
+{{- $r := $c.receivers }}
+{{- with $r.wechat }}
+{{- if .enabled }}
+{{- if or (not .corpID) (not .agentID) }}
+{{- fail (printf "%s.receivers.wechat: corpID and agentID are required (My Company > Company ID, and the application's AgentId)" $p) }}
+{{- end }}
+{{- if not (or .toUser .toParty .toTag) }}
+{{- fail (printf "%s.receivers.wechat: give toUser, toParty or toTag, whom the application's messages go to" $p) }}
+{{- end }}
+{{- if or (not .apiSecret.name) (not .apiSecret.key) }}
+{{- fail (printf "%s.receivers.wechat.apiSecret: name and key of the Secret holding the application's secret are required (kubectl create secret generic wecom-app --from-literal=secret=...); the secret is never a value" $p) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with $r.email }}
+{{- if .enabled }}
+{{- if or (not .to) (not .from) (not .smarthost) }}
+{{- fail (printf "%s.receivers.email: to, from and smarthost (host:port of the SMTP server) are required" $p) }}
+{{- end }}
+{{- if and .authPassword.name (not .authPassword.key) }}
+{{- fail (printf "%s.receivers.email.authPassword: name %s without key; name the key of the Secret that holds the password" $p .authPassword.name) }}
+{{- end }}
+{{- if and .authUsername (not .authPassword.name) }}
+{{- fail (printf "%s.receivers.email: authUsername %s without authPassword; name the Secret key of the password, or remove authUsername to send without authentication" $p .authUsername) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $i, $w := $r.webhooks }}
+{{- $secret := and $w.urlSecret $w.urlSecret.name }}
+{{- if eq (not $w.url) (not $secret) }}
+{{- fail (printf "%s.receivers.webhooks[%d]: give url or urlSecret (name and key of a Secret holding the URL), one of them" $p $i) }}
+{{- end }}
+{{- if and $secret (not $w.urlSecret.key) }}
+{{- fail (printf "%s.receivers.webhooks[%d].urlSecret: name %s without key; name the key that holds the URL" $p $i $w.urlSecret.name) }}
+{{- end }}
+{{- end }}
+{{- $receivers := include "backfill.alertmanagerReceivers" . | fromYaml }}
+{{- if and (le (len $receivers.critical) 1) (le (len $receivers.warning) 1) }}
+{{- fail (printf "%s.enabled=true with no receiver: enable receivers.wechat or receivers.email, add receivers.webhooks, or enable alerting.relay with a robot; or turn the AlertmanagerConfig off" $p) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Checks of alerting.relay: a relay runs with a robot to send to, and a
+robot's Secret is named only when the relay runs.
+*/}}
+{{- define "backfill.validateAlertRelay" -}}
+{{- $r := .Values.alerting.relay }}
+{{- $ding := $r.dingtalk.urlSecret.name }}
+{{- $sign := $r.dingtalk.signSecret.name }}
+{{- $wecom := $r.wecom.urlSecret.name }}
+{{- if $r.enabled }}
+{{- if not (or $ding $wecom) }}
+{{- fail "alerting.relay.enabled=true with no robot: set alerting.relay.dingtalk.urlSecret.name or alerting.relay.wecom.urlSecret.name to a Secret holding the robot's webhook URL (kubectl create secret generic dingtalk-robot --from-literal=url=https://...), or turn the relay off" }}
+{{- end }}
+{{- if and $sign (not $ding) }}
+{{- fail (printf "alerting.relay.dingtalk.signSecret.name=%s without dingtalk.urlSecret.name: the secret signs requests to a DingTalk robot; name the Secret holding its URL too, or remove signSecret.name" $sign) }}
+{{- end }}
+{{- else if or $ding $sign $wecom }}
+{{- fail "alerting.relay names a robot's Secret but alerting.relay.enabled=false: nothing would use it; set alerting.relay.enabled=true to run the relay, or remove the Secret names" }}
 {{- end }}
 {{- end -}}

@@ -20,10 +20,12 @@ const (
 )
 
 // ScrapeInterval is short, so that a pod shows up on the dashboards seconds
-// after kwok starts it. ScrapeTimeout must not exceed it.
+// after kwok starts it. ScrapeTimeout must not exceed it. The rules are
+// evaluated as often as the series they read change.
 const (
-	ScrapeInterval = "5s"
-	ScrapeTimeout  = "4s"
+	ScrapeInterval     = "5s"
+	ScrapeTimeout      = "4s"
+	EvaluationInterval = ScrapeInterval
 )
 
 // DCGMExporterTargetLabels are the target labels of the dcgm-exporter job.
@@ -80,10 +82,17 @@ type Targets struct {
 	LatencySim string
 	// Prometheus is Prometheus's own --web.listen-address.
 	Prometheus string
+	// RuleFiles are the rule files Prometheus evaluates every
+	// EvaluationInterval; none when empty.
+	RuleFiles []string
+	// Alertmanager is the address of the Alertmanager Prometheus sends its
+	// alerts to; empty for none.
+	Alertmanager string
 }
 
-// Config returns the prometheus.yml scraping t every ScrapeInterval, with
-// the jobs:
+// Config returns the prometheus.yml scraping t every ScrapeInterval,
+// evaluating t.RuleFiles every EvaluationInterval and sending their alerts
+// to t.Alertmanager (API v2), with the jobs:
 //   - backfill-manager: the metrics of the managers ManagersFile lists,
 //     with the target labels of ManagerTargetLabels and honor_labels:
 //     true, as the chart's ServiceMonitor has it under
@@ -116,8 +125,15 @@ func Config(t Targets) ([]byte, error) {
 		jobs = append(jobs, latency)
 	}
 	f := file{
-		Global:        global{ScrapeInterval: ScrapeInterval, ScrapeTimeout: ScrapeTimeout, EvaluationInterval: ScrapeInterval},
+		Global:        global{ScrapeInterval: ScrapeInterval, ScrapeTimeout: ScrapeTimeout, EvaluationInterval: EvaluationInterval},
+		RuleFiles:     t.RuleFiles,
 		ScrapeConfigs: append(jobs, staticJob(JobPrometheus, t.Prometheus)),
+	}
+	if t.Alertmanager != "" {
+		f.Alerting = &alerting{Alertmanagers: []alertmanagerConfig{{
+			APIVersion:    "v2",
+			StaticConfigs: []staticConfig{{Targets: []string{t.Alertmanager}}},
+		}}}
 	}
 	out, err := yaml.Marshal(f)
 	if err != nil {
@@ -188,6 +204,14 @@ func (t Targets) validate() error {
 	addrs := []address{{"Kwok", t.Kwok}, {"GPUSim", t.GPUSim}, {"Prometheus", t.Prometheus}}
 	if t.LatencySim != "" {
 		addrs = append(addrs, address{"LatencySim", t.LatencySim})
+	}
+	if t.Alertmanager != "" {
+		addrs = append(addrs, address{"Alertmanager", t.Alertmanager})
+	}
+	for _, f := range t.RuleFiles {
+		if f == "" {
+			errs = append(errs, errors.New("a rule file name is empty"))
+		}
 	}
 	for _, a := range addrs {
 		if host, port, err := net.SplitHostPort(a.addr); err != nil || host == "" || port == "" {

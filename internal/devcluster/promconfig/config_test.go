@@ -16,6 +16,8 @@ func validTargets() Targets {
 		GPUSim:       "127.0.0.1:9400",
 		LatencySim:   "127.0.0.1:9401",
 		Prometheus:   "127.0.0.1:9090",
+		RuleFiles:    []string{"/state/prometheus/rules.yaml"},
+		Alertmanager: "127.0.0.1:9093",
 	}
 }
 
@@ -31,6 +33,12 @@ global:
   scrape_interval: 5s
   scrape_timeout: 4s
   evaluation_interval: 5s
+rule_files: [/state/prometheus/rules.yaml]
+alerting:
+  alertmanagers:
+  - api_version: v2
+    static_configs:
+    - targets: ["127.0.0.1:9093"]
 scrape_configs:
 - job_name: backfill-manager
   honor_labels: true
@@ -120,6 +128,12 @@ func TestConfigRejectsBadTargets(t *testing.T) {
 		"a repeated node": {
 			mutate: func(t *Targets) { t.Nodes = append(t.Nodes, "gpu-node-0") }, wantErr: `node name "gpu-node-0"`,
 		},
+		"an Alertmanager URL instead of host:port": {
+			mutate: func(t *Targets) { t.Alertmanager = "http://127.0.0.1:9093" }, wantErr: "Alertmanager address",
+		},
+		"an empty rule file": {
+			mutate: func(t *Targets) { t.RuleFiles = []string{""} }, wantErr: "rule file name is empty",
+		},
 		"an empty node name": {
 			mutate: func(t *Targets) { t.Nodes = append(t.Nodes, "") }, wantErr: `node name ""`,
 		},
@@ -160,6 +174,23 @@ func TestConfigWithoutLatencySim(t *testing.T) {
 	}
 	if len(f.ScrapeConfigs) != 4 {
 		t.Errorf("%d jobs, want the other 4:\n%s", len(f.ScrapeConfigs), out)
+	}
+}
+
+// TestConfigWithoutAlerting: no Alertmanager, no alerting section.
+func TestConfigWithoutAlerting(t *testing.T) {
+	tg := validTargets()
+	tg.Alertmanager, tg.RuleFiles = "", nil
+	out, err := Config(tg)
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	var f file
+	if err := yaml.UnmarshalStrict(out, &f); err != nil {
+		t.Fatalf("decoding: %v", err)
+	}
+	if f.Alerting != nil || f.RuleFiles != nil {
+		t.Errorf("alerting or rule files without an Alertmanager or rules:\n%s", out)
 	}
 }
 

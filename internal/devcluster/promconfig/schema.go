@@ -6,7 +6,19 @@ package promconfig
 
 type file struct {
 	Global        global         `json:"global"`
+	RuleFiles     []string       `json:"rule_files,omitempty"`
+	Alerting      *alerting      `json:"alerting,omitempty"`
 	ScrapeConfigs []scrapeConfig `json:"scrape_configs"`
+}
+
+// alerting names the Alertmanagers Prometheus sends its alerts to.
+type alerting struct {
+	Alertmanagers []alertmanagerConfig `json:"alertmanagers"`
+}
+
+type alertmanagerConfig struct {
+	APIVersion    string         `json:"api_version"`
+	StaticConfigs []staticConfig `json:"static_configs"`
 }
 
 type global struct {

@@ -53,7 +53,9 @@ func gpuIdle() Alert {
 			expr.OfflineGPUUtilByGPU(), GPUIdleUtilPercent, metrics.NameJobInfo),
 		For:      GPUIdleFor,
 		Severity: SeverityWarning,
-		Summary:  "A GPU of TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} is idle",
+		// A GPU held for nothing is the costliest waste a GPU cluster has.
+		Profile: ProfileEssential,
+		Summary: "A GPU of TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} is idle",
 		Description: "GPU {{ $labels.gpu }} ({{ $labels.UUID }}) of pod {{ $labels.namespace }}/{{ $labels.pod }} on node {{ $labels.node }} " +
 			fmt.Sprintf("has been less than %d%% busy for %s while its TFJob runs (now {{ $value }}%%). ", GPUIdleUtilPercent, words(GPUIdleFor)) +
 			"The job holds a GPU other jobs could use.",
@@ -66,7 +68,9 @@ func restartingOften() Alert {
 		Name:     "BackfillTFJobRestartingOften",
 		Expr:     fmt.Sprintf(`max_over_time(%[1]s[1h]) - min_over_time(%[1]s[1h]) >= %d`, metrics.NameJobRestarts, RestartsPerHour),
 		Severity: SeverityWarning,
-		Summary:  "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} restarts often",
+		// BackfillTFJobFailed reports the jobs that restart until they fail.
+		Profile: ProfileFull,
+		Summary: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} restarts often",
 		Description: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} had {{ $value }} restarts charged to its backoffLimit in the last hour " +
 			"(failed pods recreated, containers restarted in place); it fails once backoffLimit is reached.",
 	}
@@ -75,9 +79,11 @@ func restartingOften() Alert {
 // failed: the job's phase is Failed.
 func failed() Alert {
 	return Alert{
-		Name:        "BackfillTFJobFailed",
-		Expr:        fmt.Sprintf(`%s{phase="Failed"} == 1`, metrics.NameJobInfo),
-		Severity:    SeverityWarning,
+		Name:     "BackfillTFJobFailed",
+		Expr:     fmt.Sprintf(`%s{phase="Failed"} == 1`, metrics.NameJobInfo),
+		Severity: SeverityWarning,
+		// A failed job needs its owner, whatever the cause.
+		Profile:     ProfileEssential,
 		Summary:     "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} failed",
 		Description: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} failed; its Failed condition says why (a replica that failed for good, backoffLimit, activeDeadlineSeconds).",
 	}
@@ -91,7 +97,9 @@ func pendingTooLong() Alert {
 		Expr: fmt.Sprintf(`time() - %s > %d and on (namespace, tfjob) %s{phase=~"%s|Created"}`,
 			metrics.NameJobCreatedTime, int(PendingTooLong.Seconds()), metrics.NameJobInfo, metrics.PhasePending),
 		Severity: SeverityWarning,
-		Summary:  "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} has not run for " + words(PendingTooLong),
+		// Offline work waits for idle capacity by design; what is too long is learnt.
+		Profile: ProfileFull,
+		Summary: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} has not run for " + words(PendingTooLong),
 		Description: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} was created {{ $value | humanizeDuration }} ago and none of its runs started: " +
 			"its pods wait for room (offline work only gets idle capacity), for a gang, or cannot be created.",
 	}
@@ -108,7 +116,9 @@ func disruptionStorm() Alert {
 			metrics.NameDisruptions, colocation.ReasonReclaimedForOnline, model.Duration(DisruptionStormWindow), DisruptionStormPods),
 		For:      5 * time.Minute,
 		Severity: SeverityWarning,
-		Summary:  "Offline pods are being preempted or evicted in a storm",
+		// A tuning signal: training slowed, nothing broken.
+		Profile: ProfileFull,
+		Summary: "Offline pods are being preempted or evicted in a storm",
 		Description: "{{ $value | printf \"%.0f\" }} TFJob pods were preempted, evicted or lost with their node in the last " + words(DisruptionStormWindow) + ". " +
 			"Training restarts from its checkpoints again and again and makes no progress.",
 	}
@@ -122,7 +132,9 @@ func onlineCPUNearLimit() Alert {
 		Expr:     nearLimit(expr.OnlineCPUUsedByNode(), "cpu"),
 		For:      NearLimitFor,
 		Severity: SeverityWarning,
-		Summary:  "Online pods on node {{ $labels.node }} use {{ $value | humanizePercentage }} of their CPU limits",
+		// About the online pods' own limits, which their owners size.
+		Profile: ProfileFull,
+		Summary: "Online pods on node {{ $labels.node }} use {{ $value | humanizePercentage }} of their CPU limits",
 		Description: fmt.Sprintf("Online pods on node {{ $labels.node }}, which also runs offline work, have used more than %.0f%% of their summed CPU limits for %s ", NearLimitRatio*100, words(NearLimitFor)) +
 			"({{ $value | humanizePercentage }}): they are being throttled or soon will be, and offline work competes with them for the node.",
 	}
@@ -135,7 +147,9 @@ func onlineMemoryNearLimit() Alert {
 		Expr:     nearLimit(expr.OnlineMemoryUsedByNode(), "memory"),
 		For:      NearLimitFor,
 		Severity: SeverityWarning,
-		Summary:  "Online pods on node {{ $labels.node }} use {{ $value | humanizePercentage }} of their memory limits",
+		// About the online pods' own limits, which their owners size.
+		Profile: ProfileFull,
+		Summary: "Online pods on node {{ $labels.node }} use {{ $value | humanizePercentage }} of their memory limits",
 		Description: fmt.Sprintf("Online pods on node {{ $labels.node }}, which also runs offline work, have had a working set above %.0f%% of their summed memory limits for %s ", NearLimitRatio*100, words(NearLimitFor)) +
 			"({{ $value | humanizePercentage }}): they risk being OOM-killed.",
 	}

@@ -39,7 +39,9 @@ func onlinePodsWaitForCPU() Alert {
 			expr.NodeAgentCPUUsedByNode(expr.NodeAgentTierOffline, ""), OfflineCPUBeside),
 		For:      OnlineCPUWaitFor,
 		Severity: SeverityWarning,
-		Summary:  "Online pods on node {{ $labels.node }} wait for CPU while offline pods run beside them",
+		// Online services harmed: their pods wait for CPU beside training.
+		Profile: ProfileEssential,
+		Summary: "Online pods on node {{ $labels.node }} wait for CPU while offline pods run beside them",
 		Description: "Online pods on node {{ $labels.node }} have waited {{ $value | printf \"%.2f\" }} s per second for a CPU together " +
 			fmt.Sprintf("(more than %v) for %s while offline pods used more than %v cores there: ", OnlineCPUWaitPerSecond, words(OnlineCPUWaitFor), OfflineCPUBeside) +
 			"training delays online requests. The node agent's ceiling leaves online pods too little room (lower --cpu-threshold or --cpu-floor), " +
@@ -57,7 +59,9 @@ func nodeAgentMissing() Alert {
 		Expr:     fmt.Sprintf("%s unless on (node) %s", expr.NodesOnReclaimedCapacity(), expr.NodesWithNodeAgent()),
 		For:      NodeAgentMissingFor,
 		Severity: SeverityWarning,
-		Summary:  "No node agent reports from node {{ $labels.node }}, which runs offline pods on reclaimed capacity",
+		// Nothing protects the node's online pods within a second.
+		Profile: ProfileEssential,
+		Summary: "No node agent reports from node {{ $labels.node }}, which runs offline pods on reclaimed capacity",
 		Description: "Offline pods on node {{ $labels.node }} hold reclaimed capacity (backfill_node_batch_allocated), and no node agent has reported from it for " +
 			words(NodeAgentMissingFor) + " (no backfill_node_agent_cpu_used_cores with that node): nothing holds their CPU back within a second when online pods need it, " +
 			"and memory shortages wait for the manager's slower evictions. The agent is not installed, not scheduled on the node, not ready, or not scraped. " +

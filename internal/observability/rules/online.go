@@ -19,11 +19,16 @@ const OnlineObjectiveMissedFor = 10 * time.Minute
 // co-location's doing, and evicting training would not help it.
 func onlineObjectiveMissed() Alert {
 	return Alert{
-		Name:     "BackfillOnlineObjectiveMissed",
-		Expr:     expr.OnlineObjectiveMissed(expr.PeersWithOffline),
-		For:      OnlineObjectiveMissedFor,
-		Severity: SeverityWarning,
-		Summary:  "Workload {{ $labels.namespace }}/{{ $labels.workload }} misses its P99 objective beside offline pods",
+		Name: "BackfillOnlineObjectiveMissed",
+		Expr: expr.OnlineObjectiveMissed(expr.PeersWithOffline),
+		For:  OnlineObjectiveMissedFor,
+		// Critical, the one alert that pages: a service's users wait longer
+		// than its owners promised, and it lasted past the manager's own
+		// remedy.
+		Severity: SeverityCritical,
+		// Online services harmed: a workload misses the objective it declares.
+		Profile: ProfileEssential,
+		Summary: "Workload {{ $labels.namespace }}/{{ $labels.workload }} misses its P99 objective beside offline pods",
 		Description: "The P99 latency of workload {{ $labels.namespace }}/{{ $labels.workload }} over its pods on nodes where offline pods run " +
 			"has been above the objective it declares (backfill.dev/latency-objective) for " + words(OnlineObjectiveMissedFor) + " (now {{ $value | humanizeDuration }}). " +
 			"backfill holds those nodes back: they do not grow and offer no room to new offline pods, and while the miss lasts they give reclaimed CPU back " +

@@ -19,7 +19,7 @@ const (
 
 func TestOnlineAlerts(t *testing.T) {
 	missed := firing{
-		Labels: map[string]string{"alertname": "BackfillOnlineObjectiveMissed", "severity": "warning", "namespace": "shop", "workload": "web"},
+		Labels: map[string]string{"alertname": "BackfillOnlineObjectiveMissed", "severity": "critical", "namespace": "shop", "workload": "web"},
 		Annotations: annotations("backfillonlineobjectivemissed", "Workload shop/web misses its P99 objective beside offline pods",
 			"The P99 latency of workload shop/web over its pods on nodes where offline pods run has been above the objective it declares "+
 				"(backfill.dev/latency-objective) for 10 minutes (now 300ms). backfill holds those nodes back: they do not grow and offer no room to new offline pods, "+

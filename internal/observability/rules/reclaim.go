@@ -38,7 +38,9 @@ func reclaimEvictionStorm() Alert {
 			metrics.NameReclaimEvictions, metrics.EvictionEvicted, model.Duration(ReclaimEvictionStormWindow), ReclaimEvictionStormPods),
 		For:      ReclaimEvictionStormFor,
 		Severity: SeverityWarning,
-		Summary:  "backfill keeps evicting offline pods to protect online pods",
+		// A tuning signal: the margins are too thin, online pods were protected.
+		Profile: ProfileFull,
+		Summary: "backfill keeps evicting offline pods to protect online pods",
 		Description: "The manager evicted {{ $value | printf \"%.0f\" }} offline pods in the last " + words(ReclaimEvictionStormWindow) +
 			" because online use rose into the reclaimed capacity they held. " +
 			"The reclaimed capacity is set too close to online use: training is started and evicted again and again.",
@@ -57,6 +59,8 @@ func reclaimUsageStale() Alert {
 		Expr:     fmt.Sprintf(`(%s unless on () (%s)) or (%s)`, frozen, sourceDown, sourceDown),
 		For:      UsageStaleFor,
 		Severity: SeverityWarning,
+		// With no usage, reclaimed capacity no longer follows online use.
+		Profile: ProfileEssential,
 		Summary: "{{ if $labels.source }}backfill's usage source {{ $labels.source }} is failing" +
 			"{{ else }}Reclaimed capacity of node {{ $labels.node }} is frozen{{ end }}",
 		Description: "{{ if $labels.source }}The manager's usage source {{ $labels.source }} has failed its queries for " + words(UsageStaleFor) +

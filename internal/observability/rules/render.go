@@ -68,3 +68,23 @@ func PrometheusRule(groups []Group, release string) ([]byte, error) {
 	}
 	return append([]byte(Header), out...), nil
 }
+
+// profileFile lists, by profile, the alerts an install of that profile
+// loads: the chart keeps from its rule file the alerts of the profile
+// alerting.profile names, with no list of its own to drift.
+type profileFile struct {
+	Essential []string `json:"essential"`
+	Full      []string `json:"full"`
+}
+
+// ProfileFile renders the alert names of each profile.
+func ProfileFile(groups []Group) ([]byte, error) {
+	out, err := yaml.Marshal(profileFile{
+		Essential: AlertNames(InProfile(groups, ProfileEssential)),
+		Full:      AlertNames(InProfile(groups, ProfileFull)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering the profile file: %w", err)
+	}
+	return append([]byte(Header), out...), nil
+}

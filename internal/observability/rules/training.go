@@ -42,7 +42,9 @@ func goodputLow() Alert {
 			productive, sinceRun, GoodputLowRatio, sinceRun, int(GoodputLowAfter.Seconds()), metrics.NameJobInfo),
 		For:      GoodputLowFor,
 		Severity: SeverityWarning,
-		Summary:  "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} keeps little of its training",
+		// A tuning signal whose normal level depends on the cluster.
+		Profile: ProfileFull,
+		Summary: "TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} keeps little of its training",
 		Description: "Only {{ $value | humanizePercentage }} of TFJob {{ $labels.namespace }}/{{ $labels.tfjob }}'s time since it first ran " +
 			fmt.Sprintf("kept its progress, less than %.0f%% for %s: ", GoodputLowRatio*100, words(GoodputLowFor)) +
 			"the rest went to training that disruptions and restarts undid back to the last checkpoint, and to recovering from them.",
@@ -58,7 +60,9 @@ func gpuMemoryNearFull() Alert {
 			expr.OfflineGPUMemoryFullByGPU(), GPUMemoryFullRatio, metrics.NameOfflinePodInfo),
 		For:      GPUMemoryFullFor,
 		Severity: SeverityWarning,
-		Summary:  "GPU memory of TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} is nearly full",
+		// TensorFlow takes nearly all of a GPU's memory at start, so most jobs would fire it.
+		Profile: ProfileFull,
+		Summary: "GPU memory of TFJob {{ $labels.namespace }}/{{ $labels.tfjob }} is nearly full",
 		Description: "GPU {{ $labels.gpu }} ({{ $labels.UUID }}) of pod {{ $labels.namespace }}/{{ $labels.pod }} on node {{ $labels.node }} " +
 			fmt.Sprintf("has had more than %.0f%% of its memory in use for %s (now {{ $value | humanizePercentage }}): ", GPUMemoryFullRatio*100, words(GPUMemoryFullFor)) +
 			"a larger batch, a longer sequence or a leak runs it out of memory and fails the replica. " +

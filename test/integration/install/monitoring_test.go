@@ -17,10 +17,11 @@ import (
 )
 
 // monitoringOn renders the real chart, with its generated files, with
-// every monitoring object of the kustomize tree on.
+// every monitoring object of the kustomize tree on, and the full alert
+// profile, which config/monitoring installs.
 func monitoringOn(t *testing.T) []*unstructured.Unstructured {
 	return decode(t, helmTemplate(t, valueSets["default"], "--set", "monitoring.serviceMonitor.enabled=true",
-		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboards.enabled=true"))
+		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboards.enabled=true", "--set", "alerting.profile=full"))
 }
 
 // The chart's PrometheusRule holds exactly the groups of its generated
