@@ -12,9 +12,16 @@ K8S_LDFLAGS := -s -w \
 	-X k8s.io/client-go/pkg/version.gitVersion=$(K8S_VERSION)
 K8S_BINS := $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl
 CONTROL_PLANE := $(K8S_BINS) $(BIN)/etcd
+# The oldest Kubernetes backfill supports (docs/install.md): the CRD and
+# operator suites also run against its apiserver and controller-manager.
+K8S_OLDEST_VERSION := v1.30.14
+K8S_OLDEST_BIN := $(BIN)/kubernetes-$(K8S_OLDEST_VERSION)
+K8S_OLDEST_BINS := $(K8S_OLDEST_BIN)/kube-apiserver $(K8S_OLDEST_BIN)/kube-controller-manager
 DEV_TOOLS := $(BIN)/controller-gen $(BIN)/golangci-lint
 PROM_VERSION := 3.16.0
 OBS_TOOLS := $(BIN)/prometheus $(BIN)/promtool
+ALERTMANAGER_VERSION := 0.35.0
+ALERT_TOOLS := $(BIN)/alertmanager $(BIN)/amtool
 SIM_TOOLS := $(BIN)/kwok $(BIN)/metrics-server
 KUEUE_VERSION := v0.19.2
 # Kueue's CRDs and webhook manifests come from its module, next to the
@@ -29,6 +36,18 @@ HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION
 	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37
 CHART_TOOLS := $(BIN)/helm
 
+# The release version has one source: the chart's appVersion, which is also
+# the chart's default image tag. Builds stamp it, the commit and whether the
+# tree had changes into internal/version (internal/version's tests prove
+# VERSION equal to the chart's).
+VERSION := $(shell sed -nE 's/^appVersion: *"?([^"]*)"?[[:space:]]*$$/\1/p' charts/backfill/Chart.yaml)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+TREE_MODIFIED := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
+# The commit's time dates the image, so that one commit builds one image.
+COMMIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
+VERSION_PKG := github.com/backfill-dev/backfill/internal/version
+VERSION_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).modified=$(TREE_MODIFIED)
+
 .PHONY: help
 help: ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,7 +56,7 @@ help: ## List the targets.
 ## only when missing or when its pins changed.
 
 .PHONY: tools
-tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
+tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(K8S_OLDEST_BINS) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE)
@@ -50,6 +69,14 @@ $(K8S_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 	@touch $(K8S_BINS)
+
+$(K8S_OLDEST_BINS) &: hack/tools/kubernetes-oldest/go.mod hack/tools/kubernetes-oldest/go.sum
+	@echo ">> building kube-apiserver, kube-controller-manager $(K8S_OLDEST_VERSION) from source (about 8 minutes the first time)"
+	cd hack/tools/kubernetes-oldest && go build -trimpath -o $(K8S_OLDEST_BIN)/ \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(K8S_OLDEST_VERSION) \
+		-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=30" \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+	@touch $(K8S_OLDEST_BINS)
 
 $(BIN)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum hack/tools/etcd/main.go
 	@echo ">> building etcd (about 1 minute the first time)"
@@ -87,6 +114,30 @@ $(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 		github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 	@touch $(OBS_TOOLS)
 
+# Alertmanager embeds its web UI's assets, which npm builds and the Go
+# module lacks: it is built from a copy of the module with a placeholder
+# page in their place (hack/tools/alertmanager/ui-placeholder.html),
+# through a go.mod that replaces the module with that copy. The API works.
+# The module is downloaded first: go list names no directory for a module
+# missing from the cache.
+ALERT_BUILD := $(BIN)/.alertmanager-build
+$(ALERT_TOOLS) &: hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum hack/tools/alertmanager/ui-placeholder.html
+	@echo ">> building alertmanager and amtool $(ALERTMANAGER_VERSION) from source (about 5 minutes the first time)"
+	rm -rf $(ALERT_BUILD) && mkdir -p $(ALERT_BUILD)
+	cd hack/tools/alertmanager && go mod download github.com/prometheus/alertmanager && \
+		src=$$(go list -m -f '{{.Dir}}' github.com/prometheus/alertmanager) && test -n "$$src" && \
+		cp -R "$$src" $(ALERT_BUILD)/alertmanager && \
+		chmod -R u+w $(ALERT_BUILD)/alertmanager && \
+		for ui in elm mantine; do mkdir -p $(ALERT_BUILD)/alertmanager/ui/app/dist/$$ui && \
+			cp ui-placeholder.html $(ALERT_BUILD)/alertmanager/ui/app/dist/$$ui/index.html; done && \
+		cp go.mod go.sum $(ALERT_BUILD)/ && \
+		go mod edit -modfile=$(ALERT_BUILD)/go.mod -replace github.com/prometheus/alertmanager=$(ALERT_BUILD)/alertmanager && \
+		CGO_ENABLED=0 go build -modfile=$(ALERT_BUILD)/go.mod -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(ALERTMANAGER_VERSION)" -o $(BIN)/ \
+		github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool
+	rm -rf $(ALERT_BUILD)
+	@touch $(ALERT_TOOLS)
+
 $(BIN)/helm: hack/tools/helm/go.mod hack/tools/helm/go.sum
 	@echo ">> building helm $(HELM_VERSION) from source (about 2 minutes the first time)"
 	cd hack/tools/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $@ helm.sh/helm/v3/cmd/helm
@@ -123,7 +174,22 @@ lint: $(BIN)/golangci-lint ## Run the linters of .golangci.yaml.
 
 .PHONY: build
 build: ## Build bin/backfill.
-	go build -o $(BIN)/backfill ./cmd/backfill
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/backfill ./cmd/backfill
+
+# The image's platform: this machine's architecture unless IMAGE_ARCH=arm64
+# or the like.
+IMAGE_ARCH ?= $(shell go env GOARCH)
+IMAGE_DIR ?= $(BIN)/image
+# The Dockerfile's build passes the same flags (test/integration/image).
+IMAGE_LDFLAGS := -s -w $(VERSION_LDFLAGS)
+
+.PHONY: image
+image: ## Build the container image from scratch, with no daemon: bin/image/backfill.tar (docker-archive) and bin/image/oci (OCI layout).
+	@mkdir -p $(IMAGE_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags "$(IMAGE_LDFLAGS)" \
+		-o $(IMAGE_DIR)/backfill-linux-$(IMAGE_ARCH) ./cmd/backfill
+	cd hack/tools/image && go run . -binary $(IMAGE_DIR)/backfill-linux-$(IMAGE_ARCH) -arch $(IMAGE_ARCH) \
+		-version $(VERSION) -revision "$(COMMIT)" -created "$(COMMIT_TIME)" -out $(IMAGE_DIR)
 
 # Where `make install` puts backfill: BINDIR, else PREFIX/bin, else go
 # install's own choice ($GOBIN, else $GOPATH/bin).
@@ -142,17 +208,27 @@ unit: ## Unit tests only: fast, no binaries needed.
 	go test ./...
 
 .PHONY: integration
-integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
+integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
 	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/ ./test/bench/
 
+# The suites whose contract is the Kubernetes API itself: the CRD's
+# validation, the operator, and the chart's objects accepted by the
+# apiserver (its admission policies enforced). Everything else runs on
+# 1.37 only.
+.PHONY: integration-oldest
+integration-oldest: $(CONTROL_PLANE) $(K8S_OLDEST_BINS) $(CHART_TOOLS) ## The CRD, operator and install suites against the oldest Kubernetes backfill supports.
+	BACKFILL_KUBERNETES_BIN=$(K8S_OLDEST_BIN) go test -tags integration -count=1 ./test/integration/ ./test/integration/tfjob/
+	BACKFILL_KUBERNETES_BIN=$(K8S_OLDEST_BIN) go test -tags integration -count=1 ./test/integration/install/ \
+		-run 'TestServerSideDryRun|TestDryRunSeesPodSecurityViolations|TestAdmissionPolicyReservesTrainingPods'
+
 .PHONY: test
-test: unit integration e2e ## Every test (builds the missing tools first).
+test: unit integration integration-oldest e2e ## Every test (builds the missing tools first).
 
 .PHONY: queue-tools
 queue-tools: $(QUEUE_TOOLS) ## Build Kueue, which the suites and `backfill dev --kueue` run.
 
 .PHONY: dev-tools
-dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) ## Build what `backfill dev` runs.
+dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) ## Build what `backfill dev` runs.
 
 .PHONY: dev
 dev: dev-tools ## Start the local cluster with the demo (backfill dev up).

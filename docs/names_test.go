@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/backfill-dev/backfill/internal/alertrelay"
 	"github.com/backfill-dev/backfill/internal/cli"
 	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/nodeagent"
@@ -143,8 +145,9 @@ func knownNames() names {
 			n.alerts[a.Name] = true
 		}
 	}
-	// The manager's metrics and the node agent's, on its own registry.
-	for _, m := range append(metrics.Names(), nodeagent.MetricNames()...) {
+	// The manager's metrics, and the node agent's and the alert relay's,
+	// each on its own registry.
+	for _, m := range slices.Concat(metrics.Names(), nodeagent.MetricNames(), alertrelay.MetricNames()) {
 		n.metrics[m] = true
 	}
 	walk(n.root, func(c *cobra.Command) {

@@ -28,6 +28,7 @@ func StartAggregatingAPIServer(dir string) (*APIServer, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
 	}
+	env.ControlPlane.GetAPIServer().Path = binaryPath("kube-apiserver")
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Append("bind-address", "127.0.0.1")
 	for _, flag := range fp.APIServerFlags() {

@@ -39,6 +39,7 @@ func StartAPIServer() (*APIServer, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
 	}
+	env.ControlPlane.GetAPIServer().Path = binaryPath("kube-apiserver")
 	env.ControlPlane.GetAPIServer().Configure().Append("bind-address", "127.0.0.1")
 	if _, err := env.Start(); err != nil {
 		_ = env.Stop() // Start leaves the servers running when installing the CRDs fails

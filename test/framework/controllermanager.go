@@ -83,9 +83,10 @@ func (a *APIServer) UserKubeconfig(dir, name string, groups ...string) (string, 
 	return path, nil
 }
 
-// startProcess starts bin/name with args, its output in dir/name.log.
+// startProcess starts the binary called name with args, its output in
+// dir/name.log.
 func startProcess(name, dir string, args ...string) (*Process, error) {
-	proc, err := process.Start(filepath.Join(BinDir(), name), args, nil, filepath.Join(dir, name+".log"))
+	proc, err := process.Start(binaryPath(name), args, nil, filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}

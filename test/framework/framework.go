@@ -23,11 +23,32 @@ func BinDir() string {
 	return filepath.Join(RepoRoot(), "bin")
 }
 
+// KubernetesBinDir holds kube-apiserver, kube-controller-manager and
+// kube-scheduler: bin/ unless BACKFILL_KUBERNETES_BIN names another build,
+// as `make integration-oldest` does to run suites against the oldest
+// Kubernetes backfill supports.
+func KubernetesBinDir() string {
+	if dir := os.Getenv("BACKFILL_KUBERNETES_BIN"); dir != "" {
+		return dir
+	}
+	return BinDir()
+}
+
+// binaryPath is where the suites find the binary called name.
+func binaryPath(name string) string {
+	switch name {
+	case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+		return filepath.Join(KubernetesBinDir(), name)
+	}
+	return filepath.Join(BinDir(), name)
+}
+
 // requireBinaries fails with the command that builds what is missing.
 func requireBinaries(names ...string) error {
 	for _, name := range names {
-		if _, err := os.Stat(filepath.Join(BinDir(), name)); err != nil {
-			return fmt.Errorf("%s is missing from %s: run `make tools` (the first build takes several minutes)", name, BinDir())
+		path := binaryPath(name)
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("%s is missing: run `make tools` (the first build takes several minutes)", path)
 		}
 	}
 	return nil

@@ -272,8 +272,10 @@ func TestValidationRejectsMalformedTFJobs(t *testing.T) {
 				spec := &j.Spec.TFReplicaSpecs[worker].Template.Spec
 				spec.Containers = append(spec.Containers, corev1.Container{Name: strings.Repeat("c", 64), Image: "busybox"})
 			},
-			wantField:   "spec.tfReplicaSpecs.Worker.template.spec.containers[1].name",
-			wantMessage: "may not be more than 63 bytes",
+			wantField: "spec.tfReplicaSpecs.Worker.template.spec.containers[1].name",
+			// The apiserver's own words, which changed after 1.30 ("longer
+			// than 63", now "more than 63 bytes").
+			wantMessage: "Too long: may not be",
 		},
 
 		// Restart policies.
