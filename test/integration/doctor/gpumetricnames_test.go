@@ -41,7 +41,7 @@ func TestDoctorGPUMetricNames(t *testing.T) {
 		createHere(t, ns, obj)
 	}
 
-	r := doctorJSON(t, 0, "-n", ns)
+	r := doctorJSON(t, anyExit, "-n", ns)
 	r.mustFindOf(t, "gpu-metric-names", "OK", "",
 		fmt.Sprintf("no PrometheusRule or Grafana dashboard queries a GPU metric name no exporter emits (scanned %d ConfigMap(s) labelled grafana_dashboard; the cluster serves no PrometheusRules)", len(dashboards)))
 
@@ -50,12 +50,12 @@ func TestDoctorGPUMetricNames(t *testing.T) {
 	for _, obj := range rules {
 		createHere(t, ns, obj)
 	}
-	r = doctorJSON(t, 0, "-n", ns)
+	r = doctorJSON(t, anyExit, "-n", ns)
 	r.mustFindOf(t, "gpu-metric-names", "OK", "", fmt.Sprintf("(scanned %d PrometheusRule(s) and %d ConfigMap(s) labelled grafana_dashboard)", len(rules), len(dashboards)))
 
 	createHere(t, ns, idleRule())
 	createHere(t, ns, oldDashboard())
-	r = doctorJSON(t, 0, "-n", ns)
+	r = doctorJSON(t, anyExit, "-n", ns)
 	rule := r.mustFindOf(t, "gpu-metric-names", "WARN", "prometheusrule gpu-names/gpu-alerts",
 		"PrometheusRule gpu-names/gpu-alerts queries GPU metric names no exporter emits, so its alerts never fire",
 		"nvidia_gpu_utilization (in alert GPUIdleLongTime): use DCGM_FI_DEV_GPU_UTIL (percent, 0–100;",
@@ -99,7 +99,8 @@ func testGPUNamesRulesRefused(t *testing.T, dashboards string) {
 
 	run := runDoctorWith(t, serviceAccountKubeconfig(t, user, ns), "-n", ns, "-o", "json")
 	var r report
-	if err := json.Unmarshal([]byte(run.stdout), &r); err != nil || run.exitCode != 0 {
+	// Exit code 1 is a FAIL of another check (see anyExit); more is doctor's own error.
+	if err := json.Unmarshal([]byte(run.stdout), &r); err != nil || run.exitCode > 1 {
 		t.Fatalf("doctor -n %s as %s: exit code %d, report error %v\nstdout:\n%s\nstderr:\n%s", ns, user, run.exitCode, err, run.stdout, run.stderr)
 	}
 	r.mustFindOf(t, "gpu-metric-names", "WARN", "configmap "+dashboards+"/gpu-dashboard", "dcgm_fb_used")
