@@ -5,7 +5,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -16,19 +15,8 @@ import (
 var backfill string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "backfill-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	if backfill, err = framework.BuildBackfill(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(framework.Run(m, framework.Setup{Name: "e2e", Backfill: true, APIServer: framework.NoAPIServer}, func(s *framework.Suite) error {
+		backfill = s.Backfill
+		return nil
+	}))
 }

@@ -15,8 +15,14 @@ import (
 type Suite struct {
 	name string
 	// Logs is the directory of the servers' logs and state.
-	Logs  string
-	stops []suiteStop
+	Logs string
+	// APIServer and Kwok are the servers Run started for the suite's
+	// Setup, and Backfill the path of the binary it built; nil or empty
+	// when the Setup did not ask for them.
+	APIServer *APIServer
+	Kwok      *simkwok.Kwok
+	Backfill  string
+	stops     []suiteStop
 }
 
 type suiteStop struct {
@@ -58,6 +64,29 @@ func (s *Suite) Close(code int) int {
 	}
 	fmt.Fprintf(os.Stderr, "%s suite: logs kept in %s\n", s.name, s.Logs)
 	return code
+}
+
+// StartControllerManager runs kube-controller-manager against the
+// apiserver with controllers, logging into the suite's logs, stopped when
+// the suite closes.
+func (s *Suite) StartControllerManager(a *APIServer, controllers string) error {
+	kcm, err := a.StartControllerManager(s.Logs, controllers)
+	if err != nil {
+		return err
+	}
+	s.OnStop("kube-controller-manager", kcm.Stop)
+	return nil
+}
+
+// StartScheduler runs kube-scheduler against the apiserver, logging into
+// the suite's logs, stopped when the suite closes.
+func (s *Suite) StartScheduler(a *APIServer) error {
+	scheduler, err := a.StartScheduler(s.Logs)
+	if err != nil {
+		return err
+	}
+	s.OnStop("kube-scheduler", scheduler.Stop)
+	return nil
 }
 
 // StartKwok runs kwok (bin/kwok) against the apiserver with an admin's

@@ -33,23 +33,10 @@ import (
 var apiServer *framework.APIServer
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, so that the deferred Stop runs before os.Exit.
-func run(m *testing.M) int {
-	var err error
-	apiServer, err = framework.StartAPIServer()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "integration: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := apiServer.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "integration: stopping kube-apiserver and etcd: %v\n", err)
-		}
-	}()
-	return m.Run()
+	os.Exit(framework.Run(m, framework.Setup{Name: "integration"}, func(s *framework.Suite) error {
+		apiServer = s.APIServer
+		return nil
+	}))
 }
 
 // namespaceSeq makes namespace names unique within the run; each run has

@@ -29,48 +29,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) (code int) {
-	dir, err := os.MkdirTemp("", "backfill-cli-suite-")
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		if code == 0 {
-			_ = os.RemoveAll(dir)
-			return
-		}
-		fmt.Fprintf(os.Stderr, "cli suite: logs kept in %s\n", dir)
-	}()
-	if backfill, err = framework.BuildBackfill(dir); err != nil {
-		return fail(err)
-	}
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
-	scheduler, err := apiServer.StartScheduler(dir)
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kube-scheduler", scheduler.Stop)
-	if kubeconfig, err = apiServer.AdminKubeconfig(dir, "user"); err != nil {
-		return fail(err)
-	}
-	return m.Run()
-}
-
-func fail(err error) int {
-	fmt.Fprintf(os.Stderr, "cli suite: %v\n", err)
-	return 1
-}
-
-func stopOrReport(what string, stop func() error) {
-	if err := stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "cli suite: stopping %s: %v\n", what, err)
-	}
+	os.Exit(framework.Run(m, framework.Setup{Name: "cli", Backfill: true, Scheduler: true}, func(s *framework.Suite) error {
+		apiServer, backfill = s.APIServer, s.Backfill
+		var err error
+		kubeconfig, err = apiServer.AdminKubeconfig(s.Logs, "user")
+		return err
+	}))
 }
 
 // result is what one run of the binary printed and how it exited.

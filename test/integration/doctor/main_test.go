@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,9 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
@@ -44,61 +41,23 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, so that the deferred stops run before os.Exit.
-// Every process is stopped by the PID it was started with.
-func run(m *testing.M) (code int) {
-	dir, err := os.MkdirTemp("", "backfill-doctor-suite-")
-	if err != nil {
-		return fail(err)
-	}
-	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = logFile.Close() }()
-	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
-	defer func() {
-		if code == 0 && os.Getenv("BACKFILL_KEEP_LOGS") == "" {
-			_ = os.RemoveAll(dir)
-			return
+	setup := framework.Setup{Name: "doctor", ManagerLog: framework.ManagerLogFile, Backfill: true, Scheduler: true}
+	os.Exit(framework.Run(m, setup, func(s *framework.Suite) error {
+		apiServer, backfill = s.APIServer, s.Backfill
+		// The quota controller fills in a ResourceQuota's status; until it
+		// has, the apiserver refuses every pod of the namespace.
+		if err := s.StartControllerManager(apiServer, "resourcequota-controller"); err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "doctor suite: logs kept in %s\n", dir)
-	}()
-	if backfill, err = framework.BuildBackfill(dir); err != nil {
-		return fail(err)
-	}
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kube-apiserver and etcd", apiServer.Stop)
-	scheduler, err := apiServer.StartScheduler(dir)
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kube-scheduler", scheduler.Stop)
-	// The quota controller fills in a ResourceQuota's status; until it
-	// has, the apiserver refuses every pod of the namespace.
-	kcm, err := apiServer.StartControllerManager(dir, "resourcequota-controller")
-	if err != nil {
-		return fail(err)
-	}
-	defer stopOrReport("kube-controller-manager", kcm.Stop)
-	if kubeconfig, err = apiServer.AdminKubeconfig(dir, "doctor"); err != nil {
-		return fail(err)
-	}
-	if err := createFixtures(); err != nil {
-		return fail(err)
-	}
-	stopManager, err := startManager()
-	if err != nil {
-		return fail(err)
-	}
-	defer stopManager()
-	return m.Run()
+		var err error
+		if kubeconfig, err = apiServer.AdminKubeconfig(s.Logs, "doctor"); err != nil {
+			return err
+		}
+		if err := createFixtures(); err != nil {
+			return err
+		}
+		return startManager(s)
+	}))
 }
 
 // startManager runs the backfill manager in-process with leader election,
@@ -111,20 +70,12 @@ func run(m *testing.M) (code int) {
 // would overwrite the node capacity and explanations the reclaimed-capacity
 // case writes itself. That case gives its TFJob the batch resources
 // directly, as the operator does with --reclaim.
-func startManager() (func(), error) {
+func startManager(s *framework.Suite) error {
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = "0", "0"
 	opts.LeaderElect, opts.LeaderElectionNamespace = true, managerNamespace
 	opts.Reclaim = false
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	stop := func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "doctor suite: the manager: %v\n", err)
-		}
-	}
+	s.StartManager(apiServer.Env.Config, opts)
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var lease coordinationv1.Lease
 		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: opts.LeaderElectionID}, &lease); err != nil {
@@ -133,10 +84,9 @@ func startManager() (func(), error) {
 		return lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
 	})
 	if err != nil {
-		stop()
-		return nil, fmt.Errorf("waiting for the manager to lead: %w", err)
+		return fmt.Errorf("waiting for the manager to lead: %w", err)
 	}
-	return stop, nil
+	return nil
 }
 
 // createFixtures makes the manager's namespace and two nodes: a CPU node
@@ -174,15 +124,4 @@ func createFixtures() error {
 		}
 	}
 	return nil
-}
-
-func fail(err error) int {
-	fmt.Fprintf(os.Stderr, "doctor suite: %v\n", err)
-	return 1
-}
-
-func stopOrReport(what string, stop func() error) {
-	if err := stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "doctor suite: stopping %s: %v\n", what, err)
-	}
 }

@@ -25,42 +25,24 @@ import (
 var apiServer *framework.APIServer
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		fmt.Fprintf(os.Stderr, "gang suite: %v\n", err)
-		return 1
-	}
-	defer func() { _ = apiServer.Stop() }()
-	// The PodGroup API must be served before the manager starts: it looks
-	// for a gang scheduler once, at start.
-	if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join("testdata", "podgroup-crds.yaml")}, ErrorIfPathMissing: true,
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "gang suite: installing the PodGroup CRD: %v\n", err)
-		return 1
-	}
-	if err := waitServed(); err != nil {
-		fmt.Fprintf(os.Stderr, "gang suite: %v\n", err)
-		return 1
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
-	opts.RetireAfter = 0 // retire finished jobs at once, for TestVolcanoGang
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "gang suite: manager: %v\n", err)
+	os.Exit(framework.Run(m, framework.Setup{Name: "gang"}, func(s *framework.Suite) error {
+		apiServer = s.APIServer
+		// The PodGroup API must be served before the manager starts: it
+		// looks for a gang scheduler once, at start.
+		if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join("testdata", "podgroup-crds.yaml")}, ErrorIfPathMissing: true,
+		}); err != nil {
+			return fmt.Errorf("installing the PodGroup CRD: %w", err)
 		}
-	}()
-	return m.Run()
+		if err := waitServed(); err != nil {
+			return err
+		}
+		opts := manager.DefaultOptions()
+		opts.MetricsAddress, opts.HealthAddress = "0", "0"
+		opts.RetireAfter = 0 // retire finished jobs at once, for TestVolcanoGang
+		s.StartManager(apiServer.Env.Config, opts)
+		return nil
+	}))
 }
 
 // waitServed waits until the CRD is established.

@@ -41,30 +41,18 @@ type makeVars struct {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "backfill-image-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "image suite: %v\n", err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	if buildVars, err = readMakeVars(); err != nil {
-		fmt.Fprintf(os.Stderr, "image suite: %v\n", err)
-		return 1
-	}
-	builtDir = filepath.Join(dir, "first")
-	if err := makeImage(builtDir); err != nil {
-		fmt.Fprintf(os.Stderr, "image suite: %v\n", err)
-		return 1
-	}
-	if built, err = readArchive(filepath.Join(builtDir, "backfill.tar")); err != nil {
-		fmt.Fprintf(os.Stderr, "image suite: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(framework.Run(m, framework.Setup{Name: "image", APIServer: framework.NoAPIServer}, func(s *framework.Suite) error {
+		var err error
+		if buildVars, err = readMakeVars(); err != nil {
+			return err
+		}
+		builtDir = filepath.Join(s.Logs, "first")
+		if err := makeImage(builtDir); err != nil {
+			return err
+		}
+		built, err = readArchive(filepath.Join(builtDir, "backfill.tar"))
+		return err
+	}))
 }
 
 // makeImage runs `make image` with its outputs in dir.

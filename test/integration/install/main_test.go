@@ -13,10 +13,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -39,48 +37,19 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	// controller-runtime drops the logs of a process that sets no logger
 	// within 30 s of starting; set it first.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(&managerLog)))
 	if _, err := os.Stat(helmBinary()); err != nil {
 		fmt.Fprintf(os.Stderr, "install suite: %s is missing: run `make tools` (helm takes about 2 minutes the first time)\n", helmBinary())
-		return 1
+		os.Exit(1)
 	}
-	var err error
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		fmt.Fprintf(os.Stderr, "install suite: %v\n", err)
-		return 1
-	}
-	defer func() { _ = apiServer.Stop() }()
-	dir, err := os.MkdirTemp("", "backfill-install-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	if kubeconfig, err = writeAdminKubeconfig(dir); err != nil {
-		fmt.Fprintf(os.Stderr, "install suite: %v\n", err)
-		return 1
-	}
-	return m.Run()
-}
-
-// writeAdminKubeconfig writes a kubeconfig of a system:masters user.
-func writeAdminKubeconfig(dir string) (string, error) {
-	user, err := apiServer.Env.AddUser(envtest.User{Name: "install-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return "", fmt.Errorf("adding an admin user: %w", err)
-	}
-	data, err := user.KubeConfig()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "kubeconfig")
-	return path, os.WriteFile(path, data, 0o600)
+	os.Exit(framework.Run(m, framework.Setup{Name: "install"}, func(s *framework.Suite) error {
+		apiServer = s.APIServer
+		var err error
+		kubeconfig, err = apiServer.AdminKubeconfig(s.Logs, "install-admin")
+		return err
+	}))
 }
 
 // ctx is the context of a test's API calls.

@@ -14,13 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
@@ -43,39 +40,22 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Run(m, framework.Setup{
+		Name:        "kueue",
+		ManagerLog:  framework.ManagerLogStderr,
+		Controllers: "garbage-collector-controller,namespace-controller",
+		Scheduler:   true,
+		Kwok:        true,
+	}, prepare))
 }
 
-func run(m *testing.M) (code int) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	suite, err := framework.NewSuite("kueue")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// prepare runs Kueue and the manager, then makes the nodes, the priority
+// classes and Kueue's flavor.
+func prepare(s *framework.Suite) error {
+	apiServer = s.APIServer
+	if _, err := s.StartKueue(apiServer, &kueue.WaitForPodsReady{Timeout: podsReadyTimeout, Backoff: time.Second}); err != nil {
+		return err
 	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	kcm, err := apiServer.StartControllerManager(suite.Logs, "garbage-collector-controller,namespace-controller")
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-controller-manager", kcm.Stop)
-	scheduler, err := apiServer.StartScheduler(suite.Logs)
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-scheduler", scheduler.Stop)
-	if _, err := suite.StartKwok(apiServer, false); err != nil {
-		return suite.Fail(err)
-	}
-	if _, err := suite.StartKueue(apiServer, &kueue.WaitForPodsReady{Timeout: podsReadyTimeout, Backoff: time.Second}); err != nil {
-		return suite.Fail(err)
-	}
-
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = "0", "0"
 	opts.StopNotice = stopNotice
@@ -83,19 +63,10 @@ func run(m *testing.M) (code int) {
 	// then run on; the suite keeps the pods' requests as they are.
 	opts.Reclaim = false
 	if err := opts.Validate(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	suite.OnStop("the manager", func() error {
-		cancel()
-		return <-done
-	})
-	if err := createFixtures(); err != nil {
-		return suite.Fail(err)
-	}
-	return m.Run()
+	s.StartManager(apiServer.Env.Config, opts)
+	return createFixtures()
 }
 
 // Nodes: training nodes carry poolLabel and the taint poolTaint, so that
@@ -129,12 +100,4 @@ func createFixtures() error {
 		}
 	}
 	return createFlavor(ctx)
-}
-
-// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
-func zapLevel() zapcore.Level {
-	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }

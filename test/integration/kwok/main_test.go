@@ -32,34 +32,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, so that the suite's stops run before os.Exit.
-func run(m *testing.M) (code int) {
-	suite, err := framework.NewSuite("kwok")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	scheduler, err := apiServer.StartScheduler(suite.Logs)
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-scheduler", scheduler.Stop)
-	if sim, err = suite.StartKwok(apiServer, true); err != nil {
-		return suite.Fail(err)
-	}
-	if err := createFixtures(); err != nil {
-		return suite.Fail(err)
-	}
-	return m.Run()
+	setup := framework.Setup{Name: "kwok", Scheduler: true, Kwok: true, KwokServeLogs: true}
+	os.Exit(framework.Run(m, setup, func(s *framework.Suite) error {
+		apiServer, sim = s.APIServer, s.Kwok
+		return createFixtures()
+	}))
 }
 
 // createFixtures makes the suite's namespace and its two nodes: a CPU node

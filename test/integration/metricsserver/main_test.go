@@ -23,36 +23,21 @@ import (
 var apiServer *framework.APIServer
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, so that the suite's stops run before os.Exit.
-func run(m *testing.M) (code int) {
-	suite, err := framework.NewSuite("metrics-server")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAggregatingAPIServer(suite.Logs); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	if _, err := suite.StartKwok(apiServer, false); err != nil {
-		return suite.Fail(err)
-	}
-	// The pods first: their metrics take metrics-server two to three
-	// scrapes, which pass while it starts.
-	if err := createFixtures(); err != nil {
-		return suite.Fail(err)
-	}
-	metricsServer, err := apiServer.StartMetricsServer(suite.Logs)
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("metrics-server", metricsServer.Stop)
-	return m.Run()
+	setup := framework.Setup{Name: "metrics-server", APIServer: framework.AggregatingAPIServer, Kwok: true}
+	os.Exit(framework.Run(m, setup, func(s *framework.Suite) error {
+		apiServer = s.APIServer
+		// The pods first: their metrics take metrics-server two to three
+		// scrapes, which pass while it starts.
+		if err := createFixtures(); err != nil {
+			return err
+		}
+		metricsServer, err := apiServer.StartMetricsServer(s.Logs)
+		if err != nil {
+			return err
+		}
+		s.OnStop("metrics-server", metricsServer.Stop)
+		return nil
+	}))
 }
 
 // createFixtures makes the suite's namespace, nodes and pods (fixtures_test.go).

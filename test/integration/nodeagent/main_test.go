@@ -11,7 +11,6 @@ package nodeagent
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -29,30 +28,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, so that the suite's stops run before os.Exit.
-func run(m *testing.M) (code int) {
-	suite, err := framework.NewSuite("node-agent")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	if clientset, err = kubernetes.NewForConfig(apiServer.Env.Config); err != nil {
-		return suite.Fail(err)
-	}
-	// The class the manager makes, for the offline pods no TFJob controls.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := colocation.EnsureOfflinePriorityClass(ctx, apiServer.Client, colocation.DefaultOfflinePriorityClass, colocation.DefaultOfflinePriority); err != nil {
-		return suite.Fail(err)
-	}
-	return m.Run()
+	os.Exit(framework.Run(m, framework.Setup{Name: "node-agent"}, func(s *framework.Suite) error {
+		apiServer = s.APIServer
+		var err error
+		if clientset, err = kubernetes.NewForConfig(apiServer.Env.Config); err != nil {
+			return err
+		}
+		// The class the manager makes, for the offline pods no TFJob controls.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return colocation.EnsureOfflinePriorityClass(ctx, apiServer.Client, colocation.DefaultOfflinePriorityClass, colocation.DefaultOfflinePriority)
+	}))
 }

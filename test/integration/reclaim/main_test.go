@@ -9,16 +9,11 @@
 package reclaim
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zapcore"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/internal/reclaim"
@@ -56,53 +51,37 @@ func settings() reclaim.Settings {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Run(m, framework.Setup{
+		Name:       "reclaim",
+		ManagerLog: framework.ManagerLogStderr,
+		// The disruption controller keeps PodDisruptionBudgets' status,
+		// which the Eviction API reads; the quota controller
+		// ResourceQuotas', without which the apiserver admits no pod in
+		// their namespace.
+		Controllers: "garbage-collector-controller,disruption-controller,resourcequota-controller",
+		Scheduler:   true,
+		Kwok:        true,
+	}, prepare))
 }
 
-func run(m *testing.M) (code int) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	suite, err := framework.NewSuite("reclaim")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	// The disruption controller keeps PodDisruptionBudgets' status, which
-	// the Eviction API reads; the quota controller ResourceQuotas', without
-	// which the apiserver admits no pod in their namespace.
-	kcm, err := apiServer.StartControllerManager(suite.Logs, "garbage-collector-controller,disruption-controller,resourcequota-controller")
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-controller-manager", kcm.Stop)
-	scheduler, err := apiServer.StartScheduler(suite.Logs)
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-scheduler", scheduler.Stop)
-	sim, err := suite.StartKwok(apiServer, false)
-	if err != nil {
-		return suite.Fail(err)
-	}
-
+// prepare runs the online service's latency server, a Prometheus scraping
+// it, kwok and the manager, and the manager with its usage from that
+// Prometheus; then it makes the nodes and pods (fixtures_test.go).
+func prepare(s *framework.Suite) error {
+	apiServer = s.APIServer
 	metricsPort, err := framework.FreePort()
 	if err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	managerMetrics := fmt.Sprintf("127.0.0.1:%d", metricsPort)
 	if latency, err = startLatencyServer(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	suite.OnStop("the online service's latency", latency.stop)
-	if prom, err = startPrometheus(filepath.Join(suite.Logs, "prometheus"), sim.Address(), managerMetrics, latency.addr); err != nil {
-		return suite.Fail(err)
+	s.OnStop("the online service's latency", latency.stop)
+	if prom, err = startPrometheus(filepath.Join(s.Logs, "prometheus"), s.Kwok.Address(), managerMetrics, latency.addr); err != nil {
+		return err
 	}
-	suite.OnStop("prometheus", prom.stop)
+	s.OnStop("prometheus", prom.stop)
 
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = managerMetrics, "0"
@@ -110,25 +89,8 @@ func run(m *testing.M) (code int) {
 	opts.ReclaimSettings = settings()
 	opts.StopNotice = stopNotice
 	if err := opts.Validate(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	suite.OnStop("the manager", func() error {
-		cancel()
-		return <-done
-	})
-	if err := createFixtures(); err != nil {
-		return suite.Fail(err)
-	}
-	return m.Run()
-}
-
-// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
-func zapLevel() zapcore.Level {
-	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
+	s.StartManager(apiServer.Env.Config, opts)
+	return createFixtures()
 }

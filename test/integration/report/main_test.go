@@ -8,7 +8,6 @@
 package report
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -21,10 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/kubernetes"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/internal/report"
@@ -45,39 +41,31 @@ var (
 const stopNotice = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Run(m, framework.Setup{Name: "report", ManagerLog: framework.ManagerLogStderr}, prepare))
 }
 
-// run is TestMain's body, so that the suite's stops run before os.Exit.
-func run(m *testing.M) (code int) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	suite, err := framework.NewSuite("report")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAPIServer(); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
+// prepare runs the manager with its report endpoint on a free loopback
+// port, serving a certificate of a test CA that reports trusts, and waits
+// until the endpoint answers.
+func prepare(s *framework.Suite) error {
+	apiServer = s.APIServer
+	var err error
 	if clientset, err = kubernetes.NewForConfig(apiServer.Env.Config); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	certDir := filepath.Join(suite.Logs, "report-certs")
+	certDir := filepath.Join(s.Logs, "report-certs")
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	if err := framework.WriteServingCert(certDir, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	if reports, err = httpsClient(filepath.Join(certDir, report.CAFile)); err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	port, err := framework.FreePort()
 	if err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	reportURL = fmt.Sprintf("https://127.0.0.1:%d", port)
 
@@ -87,23 +75,13 @@ func run(m *testing.M) (code int) {
 	opts.StopNotice = stopNotice
 	opts.ReportAddress, opts.ReportCertDir, opts.ReportURL = fmt.Sprintf("127.0.0.1:%d", port), certDir, reportURL
 	if err := opts.Validate(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
 	// The manager runs as if in a pod, which it labels as it leads.
 	if err := createManagerPod(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	suite.OnStop("the manager", func() error {
-		cancel()
-		return <-done
-	})
-	if err := waitServing(done); err != nil {
-		return suite.Fail(err)
-	}
-	return m.Run()
+	return waitServing(s.StartManager(apiServer.Env.Config, opts))
 }
 
 // httpsClient trusts the CA of caFile only, as training code does with
@@ -122,7 +100,7 @@ func httpsClient(caFile string) (*http.Client, error) {
 
 // waitServing waits until the endpoint answers (a report without a token:
 // 401), or the manager stops.
-func waitServing(done chan error) error {
+func waitServing(mgr *framework.Manager) error {
 	deadline := time.Now().Add(framework.Timeout)
 	for {
 		resp, err := reports.Post(reportURL+"/v1/namespaces/x/tfjobs/y/progress", "application/json", strings.NewReader(`{"step": 0}`))
@@ -134,21 +112,12 @@ func waitServing(done chan error) error {
 			return fmt.Errorf("the report endpoint answered %s to a report without a token, want 401", resp.Status)
 		}
 		select {
-		case err := <-done:
-			done <- err // for the suite's stop, which waits for it
-			return fmt.Errorf("the manager stopped: %w", err)
+		case <-mgr.Done():
+			return fmt.Errorf("the manager stopped: %w", mgr.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the report endpoint %s does not answer: %w", reportURL, err)
 		}
 	}
-}
-
-// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
-func zapLevel() zapcore.Level {
-	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }

@@ -15,12 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/manager"
@@ -55,52 +52,34 @@ func settings() reclaim.Settings {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Run(m, framework.Setup{
+		Name:       "usage-source",
+		ManagerLog: framework.ManagerLogStderr,
+		APIServer:  framework.AggregatingAPIServer,
+		Scheduler:  true,
+		Kwok:       true,
+	}, prepare))
 }
 
-// run is TestMain's body, so that the suite's stops run before os.Exit.
-func run(m *testing.M) (code int) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+// prepare makes the nodes and their online pods, and runs the manager
+// with the default usage source: the metrics API, not yet served.
+func prepare(s *framework.Suite) error {
+	suite, apiServer = s, s.APIServer
 	var err error
-	if suite, err = framework.NewSuite("usage-source"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { code = suite.Close(code) }()
-
-	if apiServer, err = framework.StartAggregatingAPIServer(suite.Logs); err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-apiserver and etcd", apiServer.Stop)
-	scheduler, err := apiServer.StartScheduler(suite.Logs)
-	if err != nil {
-		return suite.Fail(err)
-	}
-	suite.OnStop("kube-scheduler", scheduler.Stop)
-	if _, err := suite.StartKwok(apiServer, false); err != nil {
-		return suite.Fail(err)
-	}
-	if kubeconfig, err = apiServer.AdminKubeconfig(suite.Logs, "user"); err != nil {
-		return suite.Fail(err)
+	if kubeconfig, err = apiServer.AdminKubeconfig(s.Logs, "user"); err != nil {
+		return err
 	}
 	if err := createNodes(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-
 	opts := manager.DefaultOptions()
 	opts.MetricsAddress, opts.HealthAddress = "0", "0"
 	opts.ReclaimSettings = settings()
 	if err := opts.Validate(); err != nil {
-		return suite.Fail(err)
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- manager.RunWithConfig(ctx, apiServer.Env.Config, opts) }()
-	suite.OnStop("the manager", func() error {
-		cancel()
-		return <-done
-	})
-	return m.Run()
+	s.StartManager(apiServer.Env.Config, opts)
+	return nil
 }
 
 func createNodes() error {
@@ -135,12 +114,4 @@ func onlinePod(node string) *corev1.Pod {
 			}},
 		},
 	}
-}
-
-// zapLevel lets BACKFILL_TEST_LOG=debug show the manager's logs.
-func zapLevel() zapcore.Level {
-	if os.Getenv("BACKFILL_TEST_LOG") == "debug" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }
