@@ -1,4 +1,6 @@
-// Package manager runs the TFJob controller: `backfill manager`.
+// Package manager is `backfill manager`: the TFJob controller, reclaimed
+// capacity (the leader's per-node decisions), the progress report endpoint
+// and the metrics, in one process.
 package manager
 
 import (
@@ -118,7 +120,10 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, RetiredLabel: tfjob.RetiredLabel}
+	// The TFJob controller tells the metrics which jobs it retires: their
+	// leaving the cache is no deletion.
+	retiring := metrics.NewRetiringJobs()
+	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, RetiredLabel: tfjob.RetiredLabel, Retiring: retiring}
 	if opts.ColocationMetrics {
 		metricsOpts.View = view
 	}
@@ -152,6 +157,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Supply:                supply,
 		Progress:              store,
 		Reports:               access,
+		Retiring:              retiring,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the TFJob controller: %w", err)

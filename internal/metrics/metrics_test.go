@@ -135,7 +135,7 @@ func TestLabelsBounded(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-worker-0", Labels: map[string]string{kubeflowv1.ReplicaTypeLabel: j.Name}}}
 			PodCreated(pod)
 			PodDeleted(pod)
-			jobDeleted(j)
+			jobDeleted(j, nil) // none retiring
 		}
 		UsageSourceUp("prometheus", true)
 		ReclaimSynced(time.Second)

@@ -28,6 +28,9 @@ type Options struct {
 	// RetiredLabel marks the TFJobs the manager's cache leaves out; its
 	// value is the job's final phase. backfill_tfjobs counts them too.
 	RetiredLabel string
+	// Retiring is told by the TFJob controller of the jobs it retires, so
+	// that their leaving the cache is not counted as a deletion.
+	Retiring *RetiringJobs
 }
 
 // Setup registers the metrics and connects them to a manager: the
@@ -49,7 +52,7 @@ func Setup(mgr manager.Manager, opts Options) error {
 	// A plain runnable runs only on the leader.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		go retired.run(ctx, meta)
-		return watch(ctx, mgr.GetCache())
+		return watch(ctx, mgr.GetCache(), opts.Retiring)
 	})); err != nil {
 		return err
 	}
@@ -59,8 +62,9 @@ func Setup(mgr manager.Manager, opts Options) error {
 	return nil
 }
 
-// watch counts from the cache's informers until ctx ends.
-func watch(ctx context.Context, c cache.Cache) error {
+// watch counts from the cache's informers until ctx ends; the TFJobs
+// leaving for retiring are retired, not deleted.
+func watch(ctx context.Context, c cache.Cache, retiring *RetiringJobs) error {
 	jobs, err := c.GetInformer(ctx, &kubeflowv1.TFJob{})
 	if err != nil {
 		return fmt.Errorf("metrics: TFJob informer: %w", err)
@@ -70,7 +74,7 @@ func watch(ctx context.Context, c cache.Cache) error {
 		return fmt.Errorf("metrics: pod informer: %w", err)
 	}
 	// The informers replay their objects as additions, which count nothing.
-	jobHandler, err := jobs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: jobDeleted})
+	jobHandler, err := jobs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) { jobDeleted(obj, retiring) }})
 	if err != nil {
 		return fmt.Errorf("metrics: watching TFJob deletions: %w", err)
 	}
@@ -83,9 +87,10 @@ func watch(ctx context.Context, c cache.Cache) error {
 }
 
 // jobDeleted counts a TFJob the informer saw deleted, if this operator
-// manages it and did not retire it. obj is the job, or a tombstone when the
-// informer missed the deletion and learned of it by listing again.
-func jobDeleted(obj any) {
+// manages it and did not retire it (it is not among retiring). obj is the
+// job, or a tombstone when the informer missed the deletion and learned of
+// it by listing again.
+func jobDeleted(obj any, retiring *RetiringJobs) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -102,32 +107,44 @@ func jobDeleted(obj any) {
 	countDeleted(job.Namespace)
 }
 
-// retiring holds the jobs the operator is retiring: their leaving the
+// RetiringJobs holds the jobs the operator is retiring: their leaving the
 // cache is no deletion. (The watch tells of a job that no longer matches
 // the cache's selector by a deletion of its previous version, which does
-// not carry the retired label.)
-var retiring = retiringJobs{uids: map[types.UID]struct{}{}}
-
-type retiringJobs struct {
+// not carry the retired label.) The TFJob controller adds to it and the
+// watch of TFJob deletions reads it; whoever wires the two makes one with
+// NewRetiringJobs and hands it to both. A nil *RetiringJobs holds nothing
+// and ignores what it is told.
+type RetiringJobs struct {
 	mu   sync.Mutex
 	uids map[types.UID]struct{}
 }
 
-// RetiringJob tells the metrics that the operator is about to retire a
-// job; JobNotRetired that it failed to.
-func RetiringJob(uid types.UID) {
-	retiring.mu.Lock()
-	defer retiring.mu.Unlock()
-	retiring.uids[uid] = struct{}{}
+// NewRetiringJobs returns an empty set of retiring jobs.
+func NewRetiringJobs() *RetiringJobs {
+	return &RetiringJobs{uids: map[types.UID]struct{}{}}
 }
 
-// JobNotRetired undoes RetiringJob.
-func JobNotRetired(uid types.UID) {
-	retiring.done(uid)
+// Add tells that the operator is about to retire a job; Forget that it
+// failed to.
+func (r *RetiringJobs) Add(uid types.UID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.uids[uid] = struct{}{}
+}
+
+// Forget undoes Add.
+func (r *RetiringJobs) Forget(uid types.UID) {
+	r.done(uid)
 }
 
 // done forgets a retiring job and reports whether it was one.
-func (r *retiringJobs) done(uid types.UID) bool {
+func (r *RetiringJobs) done(uid types.UID) bool {
+	if r == nil {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.uids[uid]

@@ -32,12 +32,38 @@ func TestJobDeleted(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			retiring := NewRetiringJobs()
 			if tc.retiring {
-				RetiringJob(retired.UID)
+				retiring.Add(retired.UID)
 			}
-			got := gather(t, func() { jobDeleted(tc.obj) })
+			got := gather(t, func() { jobDeleted(tc.obj, retiring) })
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Series (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRetiringJobs: a job is retiring from Add until the watch sees it
+// leave, or Forget says its retirement failed; a nil set holds nothing.
+func TestRetiringJobs(t *testing.T) {
+	cases := map[string]struct {
+		retiring *RetiringJobs
+		tell     func(*RetiringJobs)
+		want     []bool
+	}{
+		"added: retired once":    {retiring: NewRetiringJobs(), tell: func(r *RetiringJobs) { r.Add("a") }, want: []bool{true, false}},
+		"added, then forgotten":  {retiring: NewRetiringJobs(), tell: func(r *RetiringJobs) { r.Add("a"); r.Forget("a") }, want: []bool{false, false}},
+		"another job added":      {retiring: NewRetiringJobs(), tell: func(r *RetiringJobs) { r.Add("b") }, want: []bool{false, false}},
+		"nil: told, holds none":  {tell: func(r *RetiringJobs) { r.Add("a") }, want: []bool{false, false}},
+		"nil: forgets, harmless": {tell: func(r *RetiringJobs) { r.Forget("a") }, want: []bool{false, false}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.tell(tc.retiring)
+			got := []bool{tc.retiring.done("a"), tc.retiring.done("a")}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("done (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -47,21 +47,31 @@ func hasTrue(st *kubeflowv1.JobStatus, ctype kubeflowv1.JobConditionType) bool {
 	return false
 }
 
+// Pass is what a pass of the controller saw that goodput follows, beside
+// the status it writes.
+type Pass struct {
+	// AllRunning: every replica that should run does.
+	AllRunning bool
+	// Suspended: the pass suspended the job, an interruption as a
+	// disruption or restart it counts is.
+	Suspended bool
+}
+
 // Account brings the goodput of a pass's new status after up to now, when
 // the pass changes what the job's time goes to: the time since the last
 // account goes to the phase the old status before was in; an interruption
 // (a disruption or restart counted by the pass, or a suspension) moves the
 // progress since the last checkpoint (or since the job last started
 // running) from productive to lost; and runningSince follows whether every
-// replica runs now (running). Between such passes nothing is written:
-// readers extrapolate with TotalsAt.
-func Account(before, after *kubeflowv1.JobStatus, created, now time.Time, running, interrupted bool) {
+// replica runs now. Between such passes nothing is written: readers
+// extrapolate with TotalsAt.
+func Account(before, after *kubeflowv1.JobStatus, created, now time.Time, pass Pass) {
 	// To the second, as the apiserver stores it: a finer time would make
 	// two passes in one second differ in a status that reads back equal.
 	now = now.Truncate(time.Second)
 	was := PhaseOf(before)
-	ended := interrupted || after.Disruptions+after.Restarts > before.Disruptions+before.Restarts
-	if was == Done || (before.Goodput != nil && !ended && (was == Running) == running && PhaseOf(after) != Done) {
+	ended := pass.Suspended || after.Disruptions+after.Restarts > before.Disruptions+before.Restarts
+	if was == Done || (before.Goodput != nil && !ended && (was == Running) == pass.AllRunning && PhaseOf(after) != Done) {
 		return
 	}
 	g := &kubeflowv1.Goodput{AccountedTime: metav1.NewTime(created)}
@@ -76,7 +86,7 @@ func Account(before, after *kubeflowv1.JobStatus, created, now time.Time, runnin
 	}
 	g.AccountedTime = metav1.NewTime(now)
 	g.RunningSince = nil
-	if running && !ended {
+	if pass.AllRunning && !ended {
 		g.RunningSince = &g.AccountedTime
 	}
 	after.Goodput = g

@@ -28,7 +28,7 @@ func TestGoodputHistory(t *testing.T) {
 		if mutate != nil {
 			mutate(after)
 		}
-		Account(&st, after, created, at(m), running, false)
+		Account(&st, after, created, at(m), Pass{AllRunning: running})
 		st = *after
 	}
 	pass(0, false, false, nil)                           // created, waiting
@@ -62,11 +62,11 @@ func TestGoodputWithoutCheckpoints(t *testing.T) {
 	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	before := kubeflowv1.JobStatus{}
 	after := before.DeepCopy()
-	Account(&before, after, created, created, true, false)
+	Account(&before, after, created, created, Pass{AllRunning: true})
 	before = *after
 	after = before.DeepCopy()
 	after.Disruptions = 1
-	Account(&before, after, created, created.Add(30*time.Minute), false, false)
+	Account(&before, after, created, created.Add(30*time.Minute), Pass{})
 	if got := TotalsAt(after, created, created.Add(30*time.Minute)); got.ProgressLost != 30*time.Minute || got.Productive != 0 {
 		t.Errorf("%+v, want all 30m lost", got)
 	}
@@ -81,9 +81,9 @@ func TestAccountWithinOneSecondIsStable(t *testing.T) {
 	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	before := kubeflowv1.JobStatus{}
 	first := before.DeepCopy()
-	Account(&before, first, created, created.Add(90*time.Second+100*time.Millisecond), false, true)
+	Account(&before, first, created, created.Add(90*time.Second+100*time.Millisecond), Pass{Suspended: true})
 	second := before.DeepCopy()
-	Account(&before, second, created, created.Add(90*time.Second+900*time.Millisecond), false, true)
+	Account(&before, second, created, created.Add(90*time.Second+900*time.Millisecond), Pass{Suspended: true})
 	if diff := cmp.Diff(first.Goodput, second.Goodput); diff != "" {
 		t.Errorf("passes 800ms apart in one second differ (-first +second):\n%s", diff)
 	}

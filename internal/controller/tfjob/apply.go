@@ -2,7 +2,6 @@ package tfjob
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,46 +31,28 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	pend := &pending{created: sets.New[string](), deleted: sets.New[types.UID](), released: sets.New[types.UID](), noticed: sets.New[types.UID]()}
 	if p.retiring {
 		// An idle plan: retiring is its only write, and nothing to wait for.
-		return pend, r.retireJob(ctx, job, p.kept)
+		return pend, r.labelRetired(ctx, job, p.kept)
 	}
-	var created, deleted []string
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(writeConcurrency)
-	run := func(f func() error) { g.Go(f) }
-
-	for _, pod := range p.deletePods {
-		pend.deleted.Insert(pod.UID)
-		deleted = append(deleted, pod.Name)
-		run(func() error { return r.deletePod(gctx, pod) })
-	}
-	for _, svc := range p.deleteServices {
-		run(func() error {
-			return r.ignoreGone(r.client.Delete(gctx, svc, client.Preconditions{UID: &svc.UID}), "deleting service", svc.Name)
-		})
-	}
-	if p.deleteJob {
-		run(func() error {
-			return r.ignoreGone(r.client.Delete(gctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy("Background")), "deleting TFJob", job.Name)
-		})
-	}
-	if err := g.Wait(); err != nil {
+	deleted, err := r.applyDeletes(ctx, job, p, pend)
+	if err != nil {
 		return pend, err
 	}
 
-	g, gctx = errgroup.WithContext(ctx)
+	var created []string
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for _, pod := range p.releasePods {
 		pend.released.Insert(pod.UID)
-		run(func() error { return r.releasePod(gctx, pod, p.retirePods[pod.UID]) })
+		g.Go(func() error { return r.releasePod(gctx, pod, p.retirePods[pod.UID]) })
 	}
 	for _, n := range p.notices {
 		pend.noticed.Insert(n.pod.UID)
-		run(func() error { return r.notify(gctx, n) })
+		g.Go(func() error { return r.notify(gctx, n) })
 	}
 	for _, id := range p.createServices {
 		svc := serviceFor(job, id.rtype, id.index)
 		pend.created.Insert(serviceKey(svc.Name))
-		run(func() error { return r.create(gctx, svc) })
+		g.Go(func() error { return r.create(gctx, svc) })
 	}
 	if p.createPodGroup {
 		// Before its pods: the scheduler holds them until it exists.
@@ -79,17 +60,9 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 			return pend, err
 		}
 	}
-	opts := r.podOptions()
-	if p.gangPods {
-		opts.podGroup = job.Name
-		opts.gang, opts.gangSchedulerName = r.opts.Gang, r.opts.GangSchedulerName
-	}
-	if len(p.createPods) > 0 && opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
-		rules, err := r.containerRules(ctx, job.Namespace)
-		if err != nil {
-			return pend, err
-		}
-		opts.rules = rules
+	opts, err := r.podOptionsFor(ctx, job, p)
+	if err != nil {
+		return pend, err
 	}
 	for _, id := range p.createPods {
 		pod, err := podFor(job, id.rtype, id.index, opts)
@@ -98,9 +71,9 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 		}
 		pend.created.Insert(podKey(pod.Name))
 		created = append(created, pod.Name)
-		run(func() error { return r.create(gctx, pod) })
+		g.Go(func() error { return r.create(gctx, pod) })
 	}
-	err := g.Wait()
+	err = g.Wait()
 	if len(created) > 0 {
 		p.emit(corev1.EventTypeNormal, "SuccessfulCreatePod", "Created pods: "+summarise(created))
 	}
@@ -108,6 +81,49 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 		p.emit(corev1.EventTypeNormal, "SuccessfulDeletePod", "Deleted pods: "+summarise(deleted))
 	}
 	return pend, err
+}
+
+// applyDeletes deletes the pods, services and job the plan deletes, and
+// waits for the deletes. It returns the names of the pods deleted.
+func (r *Reconciler) applyDeletes(ctx context.Context, job *kubeflowv1.TFJob, p *plan, pend *pending) ([]string, error) {
+	var deleted []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for _, pod := range p.deletePods {
+		pend.deleted.Insert(pod.UID)
+		deleted = append(deleted, pod.Name)
+		g.Go(func() error { return r.deletePod(gctx, pod) })
+	}
+	for _, svc := range p.deleteServices {
+		g.Go(func() error {
+			return r.ignoreGone(r.client.Delete(gctx, svc, client.Preconditions{UID: &svc.UID}), "deleting service", svc.Name)
+		})
+	}
+	if p.deleteJob {
+		g.Go(func() error {
+			return r.ignoreGone(r.client.Delete(gctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy("Background")), "deleting TFJob", job.Name)
+		})
+	}
+	return deleted, g.Wait()
+}
+
+// podOptionsFor are the settings of the pods the plan creates for the job:
+// the manager's, its gang's, and on reclaimed capacity the namespace's
+// container rules (read only when there are pods to create).
+func (r *Reconciler) podOptionsFor(ctx context.Context, job *kubeflowv1.TFJob, p *plan) (podOptions, error) {
+	opts := r.podOptions()
+	if p.gangPods {
+		opts.podGroup = job.Name
+		opts.gang, opts.gangSchedulerName = r.opts.Gang, r.opts.GangSchedulerName
+	}
+	if len(p.createPods) > 0 && opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
+		rules, err := r.containerRules(ctx, job.Namespace)
+		if err != nil {
+			return opts, err
+		}
+		opts.rules = rules
+	}
+	return opts, nil
 }
 
 // errCreatingPod marks a pod the apiserver refused to create (a
@@ -167,10 +183,7 @@ var releasePatch = []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["
 
 // notify writes a stop notice on a pod.
 func (r *Reconciler) notify(ctx context.Context, n stopNotice) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		StopReasonAnnotation: n.reason,
-		StopAtAnnotation:     n.at.UTC().Format(time.RFC3339),
-	}}})
+	patch, err := colocation.StopNoticePatch("", n.reason, n.at)
 	if err != nil {
 		return err
 	}

@@ -85,10 +85,7 @@ func EmptyPodGroup(gang colocation.GangScheduler) client.Object {
 
 // gangSize is how many pods must start together.
 func gangSize(job *kubeflowv1.TFJob) int32 {
-	var total int32
-	for _, spec := range job.Spec.TFReplicaSpecs {
-		total += replicas(spec)
-	}
+	total := job.TotalReplicas()
 	if sp := job.Spec.RunPolicy.SchedulingPolicy; sp != nil && sp.MinAvailable != nil && *sp.MinAvailable < total {
 		return *sp.MinAvailable
 	}

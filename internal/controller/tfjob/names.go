@@ -59,5 +59,5 @@ func isMasterRole(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, rtyp
 // hasChief reports whether the job runs a Chief or Master; one with zero
 // replicas does not count, so worker 0 leads instead.
 func hasChief(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {
-	return replicas(specs[kubeflowv1.ReplicaTypeChief]) > 0 || replicas(specs[kubeflowv1.ReplicaTypeMaster]) > 0
+	return specs[kubeflowv1.ReplicaTypeChief].ReplicaCount() > 0 || specs[kubeflowv1.ReplicaTypeMaster].ReplicaCount() > 0
 }

@@ -85,9 +85,8 @@ type plan struct {
 	// checkpointed is when the job last reported a durable checkpoint:
 	// a pod given a stop notice before it may stop at once.
 	checkpointed time.Time
-	// running: every replica that should run does; interrupted: the pass
-	// suspended the job. Both feed the goodput account.
-	running, interrupted bool
+	// seen is what the goodput account follows beside the status.
+	seen progress.Pass
 }
 
 // policy holds the manager-wide settings a plan depends on.
@@ -119,20 +118,19 @@ func planPass(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) *p
 	for _, pod := range obs.strays {
 		p.release(pod)
 	}
-	p.retire(job, pol)
-	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.running, p.interrupted)
+	p.retireSucceededPods(job, pol)
+	progress.Account(&job.Status, &p.status, job.CreationTimestamp.Time, now, p.seen)
 	p.settleProgress(&job.Status, obs.progress, held)
-	p.retireIfDone(job, obs, now, pol)
+	p.retireJobWhenDone(job, obs, now, pol)
 	return p
 }
 
-// decide is planPass's decisions but for the progress and goodput.
+// decide is planPass's decisions but for the progress and goodput: a
+// sequence of steps, where a finished, suspended, held or ending job stops
+// early.
 func (p *plan) decide(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
-	st := &p.status
-	mnow := metav1Time(now)
-	st.CountedPods = liveCounted(st.CountedPods, obs.pods)
-
-	if isFinished(st) {
+	p.status.CountedPods = liveCounted(p.status.CountedPods, obs.pods)
+	if isFinished(&p.status) {
 		p.finish(job, obs, now, pol)
 		return
 	}
@@ -140,78 +138,104 @@ func (p *plan) decide(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 		p.suspend(job, obs, now, pol)
 		return
 	}
-	if hasCondition(st, kubeflowv1.JobSuspended) {
-		setCondition(st, kubeflowv1.JobSuspended, corev1.ConditionFalse, reasonResumed, jobMessage(job, "is resumed"), mnow)
-		st.StartTime = nil
-		p.emit(corev1.EventTypeNormal, reasonResumed, jobMessage(job, "is resumed"))
-	}
-	starting := !hasCondition(st, kubeflowv1.JobCreated)
+	p.resume(job, now)
+	starting := !hasCondition(&p.status, kubeflowv1.JobCreated)
 	capacityErr := colocation.ValidateCapacity(job.Annotations)
+	if !p.start(job, obs, starting, capacityErr, now) {
+		return
+	}
+	if p.failPastDeadline(job, obs, now, pol) {
+		return
+	}
+	// Taken before the scan counts restarts: a pass that ends the job
+	// restores them.
+	counts := restartCountsOf(&p.status)
+	scan := p.observeReplicas(job, obs)
+	if p.endByReplicas(job, obs, scan, counts, now, pol) {
+		return
+	}
+	p.reportReplicas(job, scan, now)
+	p.createMissingServices(job, obs)
+	p.withholdPods(job, obs, capacityErr)
+	p.planGang(job, obs, pol, starting)
+}
+
+// start marks a job Created on its first pass, and stamps its startTime
+// then and after a resume. It reports false, and holds the job, while a
+// job not yet started names something wrong; a job that started keeps
+// going (see withholdPods).
+func (p *plan) start(job *kubeflowv1.TFJob, obs observed, starting bool, capacityErr error, now time.Time) bool {
+	mnow := metav1Time(now)
 	switch {
-	case starting && capacityErr != nil:
+	case !starting:
+	case capacityErr != nil:
 		p.hold(reasonInvalidCapacity, jobMessage(job, "cannot start its pods: "+capacityErr.Error()), mnow)
-		return
-	case starting && len(obs.missingPriorityClasses) > 0:
+		return false
+	case len(obs.missingPriorityClasses) > 0:
 		p.hold(reasonPriorityClassNotFound, priorityClassMessage(job, obs), mnow)
-		return
+		return false
+	default:
+		setCondition(&p.status, kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, jobMessage(job, "is created"), mnow)
 	}
-	if starting {
-		setCondition(st, kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, jobMessage(job, "is created"), mnow)
+	if p.status.StartTime == nil {
+		p.status.StartTime = &mnow
 	}
-	if st.StartTime == nil {
-		st.StartTime = &mnow
-	}
-	if remaining, ok := deadlineRemaining(job, st, now); ok {
-		if remaining <= 0 {
-			p.fail(job, reasonDeadlineExceeded, jobMessage(job, fmt.Sprintf("has failed because it was active longer than activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds)), obs, now, pol)
-			return
-		}
-		p.requeueAt(remaining)
-	}
+	return true
+}
 
-	counts := restartCounts{st.Restarts, st.Disruptions, st.CountedPods}
-	r := p.observeReplicas(job, obs)
-	if r.failure != "" {
-		counts.restore(st)
-		p.fail(job, reasonFailed, r.failure, obs, now, pol)
-		return
+// endByReplicas ends the job when its replicas decide it: one failed for
+// good, the restarts exceed backoffLimit, or the success policy is met. It
+// reports whether the job ended; if so, the pass restarts nothing and
+// counts back what observeReplicas counted (see restartCounts).
+func (p *plan) endByReplicas(job *kubeflowv1.TFJob, obs observed, scan replicaScan, counts restartCounts, now time.Time, pol policy) bool {
+	backoffFailure, backoffExceeded := backoffLimitExceeded(job, &p.status, scan)
+	switch {
+	case scan.failure != "":
+		counts.restore(&p.status)
+		p.fail(job, reasonFailed, scan.failure, obs, now, pol)
+	case backoffExceeded:
+		counts.restore(&p.status)
+		p.fail(job, reasonBackoffLimitExceeded, backoffFailure, obs, now, pol)
+	case succeeded(job, &p.status):
+		counts.restore(&p.status)
+		p.succeed(job, obs, now, pol)
+	default:
+		return false
 	}
-	if limit := job.Spec.RunPolicy.BackoffLimit; limit != nil && (r.backoffExceeded || st.Restarts+r.inPlaceRestarts > *limit) {
-		restarts := st.Restarts + r.inPlaceRestarts
-		why := fmt.Sprintf("it restarted %d times, more than backoffLimit %d", restarts, *limit)
-		if r.backoffExceeded {
-			why = fmt.Sprintf("a replica failed after %d restarts, the most backoffLimit %d allows", restarts, *limit)
-		}
-		counts.restore(st)
-		p.fail(job, reasonBackoffLimitExceeded, jobMessage(job, "has failed because "+why), obs, now, pol)
-		return
-	}
-	if succeeded(job, st) {
-		counts.restore(st)
-		setCondition(st, kubeflowv1.JobSucceeded, corev1.ConditionTrue, reasonSucceeded, jobMessage(job, "successfully completed"), mnow)
-		st.CompletionTime = &mnow
-		p.emit(corev1.EventTypeNormal, reasonSucceeded, jobMessage(job, "successfully completed"))
-		p.finish(job, obs, now, pol)
-		return
-	}
+	return true
+}
 
-	for _, e := range r.events {
+// reportReplicas tells of a job that goes on: the restarts' events, and
+// whether it runs or restarts.
+func (p *plan) reportReplicas(job *kubeflowv1.TFJob, scan replicaScan, now time.Time) {
+	for _, e := range scan.events {
 		p.emit(e.eventType, e.reason, e.message)
 	}
-	p.running = r.allRunning
+	p.seen.AllRunning = scan.allRunning
 	switch {
-	case r.restartReason != "":
-		setCondition(st, kubeflowv1.JobRestarting, corev1.ConditionTrue, r.restartReason, r.restartMessage, mnow)
-	case r.decidingRunning && (r.allRunning || lastCondition(st).Type != kubeflowv1.JobRestarting):
+	case scan.restartReason != "":
+		setCondition(&p.status, kubeflowv1.JobRestarting, corev1.ConditionTrue, scan.restartReason, scan.restartMessage, metav1Time(now))
+	case scan.decidingRunning && (scan.allRunning || lastCondition(&p.status).Type != kubeflowv1.JobRestarting):
 		// A job restarting stays so until every replica runs again: one
 		// still waiting leaves it degraded, however the rest run.
-		setCondition(st, kubeflowv1.JobRunning, corev1.ConditionTrue, reasonRunning, jobMessage(job, "is running"), mnow)
+		setCondition(&p.status, kubeflowv1.JobRunning, corev1.ConditionTrue, reasonRunning, jobMessage(job, "is running"), metav1Time(now))
 	}
+}
+
+// createMissingServices plans the service of every replica that has none,
+// unless another object holds its name.
+func (p *plan) createMissingServices(job *kubeflowv1.TFJob, obs observed) {
 	for _, id := range allReplicas(job) {
-		if _, ok := obs.services[replicaName(job.Name, id.rtype, id.index)]; !ok && !obs.takenServices.Has(replicaName(job.Name, id.rtype, id.index)) {
+		name := replicaName(job.Name, id.rtype, id.index)
+		if _, ok := obs.services[name]; !ok && !obs.takenServices.Has(name) {
 			p.createServices = append(p.createServices, id)
 		}
 	}
+}
+
+// withholdPods keeps a started job from recreating pods while something it
+// names is wrong, as hold says; an event says why.
+func (p *plan) withholdPods(job *kubeflowv1.TFJob, obs observed, capacityErr error) {
 	switch {
 	case len(p.createPods) == 0:
 	case capacityErr != nil:
@@ -221,7 +245,6 @@ func (p *plan) decide(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 		p.createPods = nil
 		p.emit(corev1.EventTypeWarning, reasonPriorityClassNotFound, priorityClassMessage(job, obs))
 	}
-	p.planGang(job, obs, pol, starting)
 }
 
 // hold keeps a job from starting its pods while something it names is
@@ -238,164 +261,6 @@ func (p *plan) hold(reason, msg string, now metav1.Time) {
 func priorityClassMessage(job *kubeflowv1.TFJob, obs observed) string {
 	return jobMessage(job, fmt.Sprintf("cannot start its pods: PriorityClass %s does not exist; create it, or name an existing one in spec.runPolicy.schedulingPolicy.priorityClass or the pod template's priorityClassName",
 		strings.Join(obs.missingPriorityClasses, ", ")))
-}
-
-// replicaScan is what observeReplicas learned about the replicas.
-type replicaScan struct {
-	// failure says why the job failed, if a replica failed for good.
-	failure string
-	// restartReason and restartMessage describe the restarts of this pass.
-	restartReason, restartMessage string
-	// inPlaceRestarts are the container restarts of live pods not yet
-	// counted in status.restarts.
-	inPlaceRestarts int32
-	// decidingRunning: a pod of the type that decides success is running.
-	decidingRunning bool
-	// allRunning: every replica not done has a running pod.
-	allRunning bool
-	// backoffExceeded: a replica failed with no restart left.
-	backoffExceeded bool
-	// events announce the restarts; emitted only if the job goes on.
-	events []event
-}
-
-// restartCounts are the status fields a pass's restarts change. A pass
-// that finishes the job restores them: its ended pods are cleaned up, not
-// restarted, so nothing is counted.
-type restartCounts struct {
-	restarts, disruptions int32
-	countedPods           []string
-}
-
-func (c restartCounts) restore(st *kubeflowv1.JobStatus) {
-	st.Restarts, st.Disruptions, st.CountedPods = c.restarts, c.disruptions, c.countedPods
-}
-
-// observeReplicas walks every replica: it records succeeded indexes and
-// replica counts, counts each ended pod once (its UID joins
-// status.countedPods), schedules its replacement, and plans the pods to
-// create. Pods carry a tracking finalizer, so an ended pod stays visible
-// until its end is counted here and written.
-func (p *plan) observeReplicas(job *kubeflowv1.TFJob, obs observed) replicaScan {
-	st := &p.status
-	counted := sets.New(st.CountedPods...)
-	var scan replicaScan
-	restarted, disrupted := 0, map[string]int{}
-	deciding := decidingType(job)
-	scan.allRunning = true
-
-	for _, rtype := range replicaTypes(job) {
-		rs := replicaStatusFor(st, job.Name, rtype)
-		done := sets.New(rs.SucceededIndexes...)
-		rs.Active, rs.Failed = 0, 0
-		failedHere := 0
-		for i := 0; i < int(replicas(job.Spec.TFReplicaSpecs[rtype])); i++ {
-			name := replicaName(job.Name, rtype, i)
-			pod := obs.pods[name]
-			if !done.Has(int32(i)) && (pod == nil || pod.DeletionTimestamp != nil ||
-				(pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodSucceeded)) {
-				scan.allRunning = false
-			}
-			switch {
-			case pod == nil:
-				if !done.Has(int32(i)) && !obs.takenPods.Has(name) {
-					p.createPods = append(p.createPods, replicaID{rtype, i})
-				}
-				continue
-			case pod.Status.Phase == corev1.PodSucceeded:
-				done.Insert(int32(i))
-				p.release(pod)
-				continue
-			case pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodFailed:
-				if pod.Status.Phase == corev1.PodRunning {
-					rs.Active++
-				}
-				scan.inPlaceRestarts += containerRestarts(pod)
-				continue
-			}
-
-			// The pod ended, or is being deleted, before it succeeded.
-			if pod.Status.Phase == corev1.PodFailed {
-				rs.Failed++
-			}
-			if !counted.Has(string(pod.UID)) {
-				action, reason := onEndedPod(job.Spec.TFReplicaSpecs[rtype].RestartPolicy, pod)
-				switch {
-				case action == restartDisrupted:
-					st.Disruptions++
-					disrupted[reason]++
-				case action == restartReplica && backoffExhausted(job, st.Restarts+scan.inPlaceRestarts):
-					scan.backoffExceeded = true
-					continue
-				case action == restartReplica:
-					st.Restarts += 1 + containerRestarts(pod)
-					restarted++
-				case rtype == kubeflowv1.ReplicaTypeWorker && job.Spec.EnableDynamicWorker:
-					// Dynamic workers may come and go, as in Kubeflow v1.
-					continue
-				default:
-					failedHere++
-					continue
-				}
-				counted.Insert(string(pod.UID))
-			}
-			p.release(pod)
-			p.delete(pod)
-		}
-		rs.SucceededIndexes = sortedIndexes(done)
-		rs.Succeeded = int32(len(done))
-		if failedHere > 0 && scan.failure == "" {
-			scan.failure = jobMessage(job, fmt.Sprintf("has failed because %d %s replica(s) failed", failedHere, rtype))
-		}
-		if rtype == deciding && rs.Active > 0 {
-			scan.decidingRunning = true
-		}
-	}
-	st.CountedPods = sets.List(counted)
-
-	if restarted > 0 {
-		scan.restartReason = reasonRestarting
-		scan.restartMessage = jobMessage(job, fmt.Sprintf("is restarting because %d replica(s) failed", restarted))
-		scan.events = append(scan.events, event{corev1.EventTypeWarning, reasonRestarting, scan.restartMessage})
-	}
-	for _, reason := range sortedKeys(disrupted) {
-		msg := jobMessage(job, fmt.Sprintf("is restarting %d replica(s) ended by %s; not charged to backoffLimit", disrupted[reason], reason))
-		scan.events = append(scan.events, event{corev1.EventTypeWarning, reason, msg})
-		scan.restartReason, scan.restartMessage = reason, msg
-	}
-	return scan
-}
-
-// backoffExhausted reports whether one more restart would exceed the
-// job's backoffLimit.
-func backoffExhausted(job *kubeflowv1.TFJob, restarts int32) bool {
-	limit := job.Spec.RunPolicy.BackoffLimit
-	return limit != nil && restarts >= *limit
-}
-
-// succeeded applies the success policy: the chief when there is one,
-// otherwise worker 0, or every worker under AllWorkers.
-func succeeded(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus) bool {
-	rtype := decidingType(job)
-	rs := st.ReplicaStatuses[rtype]
-	if rs == nil {
-		return false
-	}
-	if rtype == kubeflowv1.ReplicaTypeWorker && job.Spec.SuccessPolicy != nil && *job.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers {
-		return rs.Succeeded >= replicas(job.Spec.TFReplicaSpecs[rtype])
-	}
-	return slices.Contains(rs.SucceededIndexes, 0)
-}
-
-// decidingType is the replica type whose success is the job's: Chief or
-// Master when it runs a replica, else Worker.
-func decidingType(job *kubeflowv1.TFJob) kubeflowv1.ReplicaType {
-	for _, t := range []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster} {
-		if replicas(job.Spec.TFReplicaSpecs[t]) > 0 {
-			return t
-		}
-	}
-	return kubeflowv1.ReplicaTypeWorker
 }
 
 // fail marks the job Failed and cleans up after it.
@@ -474,7 +339,7 @@ func replicaTypes(job *kubeflowv1.TFJob) []kubeflowv1.ReplicaType {
 func allReplicas(job *kubeflowv1.TFJob) []replicaID {
 	var ids []replicaID
 	for _, t := range replicaTypes(job) {
-		for i := 0; i < int(replicas(job.Spec.TFReplicaSpecs[t])); i++ {
+		for i := 0; i < int(job.Spec.TFReplicaSpecs[t].ReplicaCount()); i++ {
 			ids = append(ids, replicaID{t, i})
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/progress"
 )
 
@@ -73,6 +74,10 @@ type Options struct {
 	// Reports, when set, is what the tensorflow containers need to report
 	// their progress: the URL, its CA and the token's audience.
 	Reports *ReportAccess
+	// Retiring, when set, is told of the jobs the controller retires (see
+	// RetiredLabel): the metrics' watch, which it is shared with, must not
+	// count their leaving the cache as a deletion.
+	Retiring *metrics.RetiringJobs
 }
 
 // eventRecorder is the events API the reconciler emits to.

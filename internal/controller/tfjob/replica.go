@@ -110,7 +110,7 @@ func replicaTypeOf(job *kubeflowv1.TFJob, label string) (kubeflowv1.ReplicaType,
 	for key, spec := range job.Spec.TFReplicaSpecs {
 		rtype := kubeflowv1.CanonicalReplicaType(key)
 		if spec != nil && label == strings.ToLower(string(rtype)) {
-			return rtype, replicas(spec), true
+			return rtype, spec.ReplicaCount(), true
 		}
 	}
 	return "", 0, false

@@ -1,9 +1,11 @@
 package tfjob
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
@@ -45,6 +47,91 @@ func onEndedPod(policy kubeflowv1.RestartPolicy, pod *corev1.Pod) (endedPodActio
 		}
 	}
 	return failJob, ""
+}
+
+// restartEnded applies the restart policy to a replica pod that ended, or
+// is being deleted, before it succeeded: the first pass to see it counts it
+// (its UID joins counted) and replaces it, released and deleted. It reports
+// whether the pod failed for good. A pod with no restart left, or a dynamic
+// worker that ended, is neither counted nor replaced.
+func (p *plan) restartEnded(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, pod *corev1.Pod, counted sets.Set[string], scan *replicaScan) (failed bool) {
+	if !counted.Has(string(pod.UID)) {
+		action, reason := onEndedPod(job.Spec.TFReplicaSpecs[rtype].RestartPolicy, pod)
+		switch {
+		case action == restartDisrupted:
+			p.status.Disruptions++
+			scan.disrupted[reason]++
+		case action == restartReplica && backoffExhausted(job, p.status.Restarts+scan.inPlaceRestarts):
+			scan.backoffExceeded = true
+			return false
+		case action == restartReplica:
+			p.status.Restarts += 1 + ContainerRestarts(pod)
+			scan.restarted++
+		case rtype == kubeflowv1.ReplicaTypeWorker && job.Spec.EnableDynamicWorker:
+			// Dynamic workers may come and go, as in Kubeflow v1.
+			return false
+		default:
+			return true
+		}
+		counted.Insert(string(pod.UID))
+	}
+	p.release(pod)
+	p.delete(pod)
+	return false
+}
+
+// announceRestarts words the pass's restarts as events and as the reason
+// of the Restarting condition; a disruption, when there is one, names it.
+func (s *replicaScan) announceRestarts(job *kubeflowv1.TFJob) {
+	if s.restarted > 0 {
+		s.restartReason = reasonRestarting
+		s.restartMessage = jobMessage(job, fmt.Sprintf("is restarting because %d replica(s) failed", s.restarted))
+		s.events = append(s.events, event{corev1.EventTypeWarning, reasonRestarting, s.restartMessage})
+	}
+	for _, reason := range sortedKeys(s.disrupted) {
+		msg := jobMessage(job, fmt.Sprintf("is restarting %d replica(s) ended by %s; not charged to backoffLimit", s.disrupted[reason], reason))
+		s.events = append(s.events, event{corev1.EventTypeWarning, reason, msg})
+		s.restartReason, s.restartMessage = reason, msg
+	}
+}
+
+// backoffExhausted reports whether one more restart would exceed the
+// job's backoffLimit.
+func backoffExhausted(job *kubeflowv1.TFJob, restarts int32) bool {
+	limit := job.Spec.RunPolicy.BackoffLimit
+	return limit != nil && restarts >= *limit
+}
+
+// backoffLimitExceeded says why the job failed when its restarts, counted
+// and in place, exceed backoffLimit, or a replica failed with no restart
+// left.
+func backoffLimitExceeded(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus, scan replicaScan) (string, bool) {
+	limit := job.Spec.RunPolicy.BackoffLimit
+	restarts := st.Restarts + scan.inPlaceRestarts
+	if limit == nil || (!scan.backoffExceeded && restarts <= *limit) {
+		return "", false
+	}
+	why := fmt.Sprintf("it restarted %d times, more than backoffLimit %d", restarts, *limit)
+	if scan.backoffExceeded {
+		why = fmt.Sprintf("a replica failed after %d restarts, the most backoffLimit %d allows", restarts, *limit)
+	}
+	return jobMessage(job, "has failed because "+why), true
+}
+
+// restartCounts are the status fields a pass's restarts change. A pass
+// that finishes the job restores them: its ended pods are cleaned up, not
+// restarted, so nothing is counted.
+type restartCounts struct {
+	restarts, disruptions int32
+	countedPods           []string
+}
+
+func restartCountsOf(st *kubeflowv1.JobStatus) restartCounts {
+	return restartCounts{st.Restarts, st.Disruptions, st.CountedPods}
+}
+
+func (c restartCounts) restore(st *kubeflowv1.JobStatus) {
+	st.Restarts, st.Disruptions, st.CountedPods = c.restarts, c.disruptions, c.countedPods
 }
 
 // stoppedByDeletion reports whether a pod is being deleted and had not
@@ -94,9 +181,9 @@ func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
-// containerRestarts is how often the kubelet restarted the pod's containers
+// ContainerRestarts is how often the kubelet restarted the pod's containers
 // in place (restartPolicy OnFailure or Always).
-func containerRestarts(pod *corev1.Pod) int32 {
+func ContainerRestarts(pod *corev1.Pod) int32 {
 	var n int32
 	for _, s := range pod.Status.ContainerStatuses {
 		n += s.RestartCount

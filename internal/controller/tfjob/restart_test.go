@@ -128,8 +128,8 @@ func TestContainerRestarts(t *testing.T) {
 			for i, n := range tc.counts {
 				pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: string(rune('a' + i)), RestartCount: n})
 			}
-			if got := containerRestarts(pod); got != tc.want {
-				t.Errorf("containerRestarts = %d, want %d", got, tc.want)
+			if got := ContainerRestarts(pod); got != tc.want {
+				t.Errorf("ContainerRestarts = %d, want %d", got, tc.want)
 			}
 		})
 	}

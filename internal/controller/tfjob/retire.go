@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
-	"github.com/backfill-dev/backfill/internal/metrics"
 )
 
 // RetiredLabel marks what the operator never needs again, so that the
@@ -28,10 +27,10 @@ import (
 // Removing the label from a job brings it back; it is retired again.
 const RetiredLabel = "backfill.dev/retired"
 
-// retire marks the succeeded pods the pass releases and keeps. Under
-// cleanPodPolicy All they stay in the cache, to be deleted when the job
-// finishes.
-func (p *plan) retire(job *kubeflowv1.TFJob, pol policy) {
+// retireSucceededPods marks the succeeded pods the pass releases and keeps
+// to be retired with their release. Under cleanPodPolicy All they stay in
+// the cache, to be deleted when the job finishes.
+func (p *plan) retireSucceededPods(job *kubeflowv1.TFJob, pol policy) {
 	if cleanPodPolicy(job, pol) == kubeflowv1.CleanPodPolicyAll {
 		return
 	}
@@ -45,13 +44,13 @@ func (p *plan) retire(job *kubeflowv1.TFJob, pol policy) {
 	}
 }
 
-// retireIfDone retires a job that finished in an earlier pass when this
-// pass has nothing left to do for it: every pod it keeps has ended and is
+// retireJobWhenDone plans to retire a job that finished in an earlier pass
+// when this pass has nothing left to do for it: every pod it keeps has ended and is
 // released, so its status can no longer change. It waits until the job
 // finished pol.retireAfter ago, so that Prometheus scrapes the job's final
 // state. A job with ttlSecondsAfterFinished stays until the TTL deletes
 // it.
-func (p *plan) retireIfDone(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
+func (p *plan) retireJobWhenDone(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	if !isFinished(&job.Status) || job.Spec.RunPolicy.TTLSecondsAfterFinished != nil ||
 		!statusEqual(job.Status, p.status) || !p.idle() {
 		return
@@ -90,9 +89,10 @@ func (p *plan) idle() bool {
 // retirePatch releases a pod and retires it in one write.
 var retirePatch = []byte(`{"metadata":{"labels":{"` + RetiredLabel + `":"true"},"$deleteFromPrimitiveList/finalizers":["` + trackingFinalizer + `"]}}`)
 
-// retireJob labels what a finished job keeps, then the job itself, so that
-// a crash between the two leaves the job in the cache to finish the work.
-func (r *Reconciler) retireJob(ctx context.Context, job *kubeflowv1.TFJob, kept []client.Object) error {
+// labelRetired carries out a planned retirement (retireJobWhenDone): it
+// labels what a finished job keeps, then the job itself, so that a crash
+// between the two leaves the job in the cache to finish the work.
+func (r *Reconciler) labelRetired(ctx context.Context, job *kubeflowv1.TFJob, kept []client.Object) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for _, obj := range kept {
@@ -105,9 +105,9 @@ func (r *Reconciler) retireJob(ctx context.Context, job *kubeflowv1.TFJob, kept 
 		return err
 	}
 	state := string(lastCondition(&job.Status).Type)
-	metrics.RetiringJob(job.UID)
+	r.opts.Retiring.Add(job.UID)
 	if err := r.client.Patch(ctx, job, client.RawPatch(types.MergePatchType, retiredLabelPatch(state))); err != nil {
-		metrics.JobNotRetired(job.UID)
+		r.opts.Retiring.Forget(job.UID)
 		return r.ignoreGone(err, "retiring TFJob", job.Name)
 	}
 	return nil

@@ -26,6 +26,22 @@ func deadlineRemaining(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus, now time
 	return st.StartTime.Add(time.Duration(*ads) * time.Second).Sub(now), true
 }
 
+// failPastDeadline fails a job active longer than activeDeadlineSeconds,
+// and otherwise asks for a pass when its deadline comes: time alone changes
+// nothing the cache would show. It reports whether the job failed.
+func (p *plan) failPastDeadline(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) bool {
+	remaining, ok := deadlineRemaining(job, &p.status, now)
+	if !ok {
+		return false
+	}
+	if remaining <= 0 {
+		p.fail(job, reasonDeadlineExceeded, jobMessage(job, fmt.Sprintf("has failed because it was active longer than activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds)), obs, now, pol)
+		return true
+	}
+	p.requeueAt(remaining)
+	return false
+}
+
 // cleanPodPolicy is the job's policy, or the manager's default when unset.
 func cleanPodPolicy(job *kubeflowv1.TFJob, pol policy) kubeflowv1.CleanPodPolicy {
 	if p := job.Spec.RunPolicy.CleanPodPolicy; p != nil {
@@ -73,7 +89,7 @@ func (p *plan) finish(job *kubeflowv1.TFJob, obs observed, now time.Time, pol po
 // gone, their end is the operator's doing, not a disruption.
 func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol policy) {
 	// Only the pass that suspends interrupts; later ones leave the account be.
-	p.interrupted = !hasCondition(&p.status, kubeflowv1.JobSuspended)
+	p.seen.Suspended = !hasCondition(&p.status, kubeflowv1.JobSuspended)
 	counted := sets.New(p.status.CountedPods...)
 	for _, pod := range sortedPods(obs.pods) {
 		p.release(pod)
@@ -92,12 +108,24 @@ func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol p
 	p.countActive(job, obs)
 }
 
+// resume undoes suspend once runPolicy.suspend is unset: the Suspended
+// condition turns False and startTime is cleared, so that the deadline
+// counts from the resume.
+func (p *plan) resume(job *kubeflowv1.TFJob, now time.Time) {
+	if !hasCondition(&p.status, kubeflowv1.JobSuspended) {
+		return
+	}
+	setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionFalse, reasonResumed, jobMessage(job, "is resumed"), metav1Time(now))
+	p.status.StartTime = nil
+	p.emit(corev1.EventTypeNormal, reasonResumed, jobMessage(job, "is resumed"))
+}
+
 // countActive refreshes the running-pod counts of a job that starts no pods.
 func (p *plan) countActive(job *kubeflowv1.TFJob, obs observed) {
 	for _, rtype := range replicaTypes(job) {
 		rs := replicaStatusFor(&p.status, job.Name, rtype)
 		rs.Active = 0
-		for i := 0; i < int(replicas(job.Spec.TFReplicaSpecs[rtype])); i++ {
+		for i := 0; i < int(job.Spec.TFReplicaSpecs[rtype].ReplicaCount()); i++ {
 			pod := obs.pods[replicaName(job.Name, rtype, i)]
 			if pod != nil && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && !p.deleting(pod) {
 				rs.Active++

@@ -38,11 +38,7 @@ type tfTask struct {
 // isDistributed reports whether the job has more than one replica in total;
 // a single replica gets no TF_CONFIG, as in Kubeflow v1.
 func isDistributed(job *kubeflowv1.TFJob) bool {
-	var total int32
-	for _, spec := range job.Spec.TFReplicaSpecs {
-		total += replicas(spec)
-	}
-	return total > 1
+	return job.TotalReplicas() > 1
 }
 
 // clusterSpec maps each lowercase replica type to the addresses of its
@@ -57,8 +53,8 @@ func clusterSpec(job *kubeflowv1.TFJob, domain string) map[string][]string {
 			continue
 		}
 		port := tensorflowPort(spec)
-		addrs := make([]string, 0, replicas(spec))
-		for i := 0; i < int(replicas(spec)); i++ {
+		addrs := make([]string, 0, spec.ReplicaCount())
+		for i := 0; i < int(spec.ReplicaCount()); i++ {
 			host := replicaName(job.Name, rtype, i) + "." + job.Namespace + ".svc"
 			if domain != "" {
 				host += "." + domain
@@ -137,15 +133,4 @@ func tensorflowPorts(spec *kubeflowv1.ReplicaSpec) []corev1.ContainerPort {
 		ports = append(ports, corev1.ContainerPort{Name: kubeflowv1.PortName, ContainerPort: kubeflowv1.DefaultPort, Protocol: corev1.ProtocolTCP})
 	}
 	return ports
-}
-
-// replicas is the number of replicas of a spec; the schema defaults it to 1.
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
