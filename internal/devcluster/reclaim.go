@@ -2,7 +2,6 @@ package devcluster
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,18 +73,17 @@ func (c *Cluster) waitForReclaimedCapacity(ctx context.Context) error {
 // ManagerFlags are the flags of `backfill manager` that give a manager
 // started by hand (--manager=false) the local cluster's reclaim settings
 // and report endpoint; Prometheus scrapes it at 127.0.0.1:8080, or
-// wherever ManagersFile says.
+// wherever ManagersFile says. Their values are those of managerOptions,
+// the options of the manager the cluster runs itself.
 func (c *Cluster) ManagerFlags() []string {
-	o := c.managerOptions("")
-	s := o.ReclaimSettings
-	return []string{
-		"--reclaim-usage-source=" + o.UsageSource, "--prometheus-url=" + o.PrometheusURL,
-		"--prometheus-rate-window=" + o.PrometheusRateWindow.String(),
-		"--reclaim-interval=" + s.Interval.String(), "--reclaim-window=" + s.Window.String(),
-		"--reclaim-cooldown=" + s.Cooldown.String(), "--reclaim-stale-after=" + s.StaleAfter.String(),
-		"--reclaim-cpu-eviction-delay=" + s.CPUEvictionDelay.String(),
-		"--reclaim-online-evict-after=" + s.OnlineEvictAfter.String(), "--reclaim-online-recover-after=" + s.OnlineRecoverAfter.String(),
-		"--report-bind-address=" + o.ReportAddress, "--report-cert-dir=" + o.ReportCertDir, "--report-url=" + o.ReportURL,
-		fmt.Sprintf("--reclaim-growth-per-minute=%d", s.GrowthPerMinute),
-	}
+	return c.managerOptions("").Flags(
+		manager.FlagReclaimUsageSource, manager.FlagPrometheusURL,
+		manager.FlagPrometheusRateWindow,
+		manager.FlagReclaimInterval, manager.FlagReclaimWindow,
+		manager.FlagReclaimCooldown, manager.FlagReclaimStaleAfter,
+		manager.FlagReclaimCPUEvictionDelay,
+		manager.FlagReclaimOnlineEvictAfter, manager.FlagReclaimOnlineRecoverAfter,
+		manager.FlagReportBindAddress, manager.FlagReportCertDir, manager.FlagReportURL,
+		manager.FlagReclaimGrowthPerMinute,
+	)
 }

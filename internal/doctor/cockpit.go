@@ -3,7 +3,12 @@ package doctor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
 	"github.com/backfill-dev/backfill/internal/observability/dashboards"
 	"github.com/backfill-dev/backfill/internal/observability/expr"
@@ -21,29 +26,104 @@ type CockpitPanel struct {
 // even at a 1m scrape interval.
 const PanelRateWindow = expr.DefaultRateWindow
 
-// CockpitPanels are every query of the cockpit: its Stat panels, the two
-// library panels and the columns of the node watermark table.
-func CockpitPanels() []CockpitPanel {
+// CockpitPanels are the queries of the cockpit doctor runs: every query
+// of every panel of the cockpit as built (dashboards.Cockpit), in panel
+// order, but for the panels of cockpitUnchecked.
+func CockpitPanels() []CockpitPanel { return slices.Clone(cockpitPanels()) }
+
+// cockpitUnchecked are the cockpit's panels, by title, whose queries
+// doctor does not run, each with why: checkPanels judges an empty query
+// by the offline pods and GPU nodes it knows of, and these are empty, as
+// meant, on clusters it cannot tell from broken ones.
+var cockpitUnchecked = map[string]string{
+	"Training goodput": "it has data only once a TFJob exists (finished ones count too); checkPanels knows offline pods, not TFJobs",
+	"Node agent on $node: offline CPU ceiling and CPU used":          nodeAgentOnly,
+	"Online pods waiting for CPU (top 10)":                           nodeAgentOnly,
+	"Offline CPU throttled by the node agent":                        nodeAgentOnly,
+	"Memory evictions by the node agent":                             nodeAgentOnly,
+	"P99 latency against the objective, per workload":                latencyOptIn,
+	"P99 latency beside offline pods and without them, per workload": latencyOptIn,
+	"Online pods waiting for CPU, per node (top 10 of each)": "it needs the node agent or the kubelet's CPU pressure (cgroup v2, the KubeletPSI feature gate), " +
+		"and its query of nodes with offline pods is empty while none runs any, that of the others while all do",
+}
+
+// Why cockpitUnchecked leaves panels out.
+const (
+	nodeAgentOnly = "its series come from the node agent, which is optional (check node-agent says whether it runs)"
+	latencyOptIn  = "only workloads that declare backfill.dev/latency-objective have a P99, and only while they serve requests"
+)
+
+// cockpitPanels builds the cockpit once and reads its queries, the
+// dashboard's variables substituted for the whole cluster.
+var cockpitPanels = sync.OnceValue(func() []CockpitPanel {
+	built, err := dashboards.Cockpit()
+	if err != nil {
+		panic(fmt.Sprintf("building the cockpit: %v", err)) // built from constants, and tested
+	}
 	values := map[string]string{
 		dashboards.VarNamespace: dashboards.AllValue,
 		dashboards.VarTFJob:     dashboards.AllValue,
+		dashboards.VarNode:      dashboards.AllValue,
 		"__rate_interval":       PanelRateWindow,
 	}
 	var out []CockpitPanel
-	add := func(name, query string) {
-		out = append(out, CockpitPanel{Name: name, Expr: dashboards.Substitute(query, values)})
-	}
-	for _, f := range dashboards.CockpitFigures() {
-		add(fmt.Sprintf("stat panel %q", f.Title), f.Query.Expr)
-	}
-	for _, q := range dashboards.CPUByTier() {
-		add(fmt.Sprintf("panel \"CPU by tier\" series %q", q.Legend), q.Expr)
-	}
-	add(`panel "GPU utilisation per TFJob pod"`, dashboards.GPUUtilByTFJobPod().Expr)
-	for _, c := range dashboards.WatermarkColumns() {
-		add(fmt.Sprintf("node watermarks column %q", c.Name), c.Expr)
+	for _, p := range panelsOf(built.Dashboard.Panels) {
+		if _, unchecked := cockpitUnchecked[titleOf(p)]; unchecked {
+			continue
+		}
+		for _, t := range p.Targets {
+			q, isProm := t.(prometheus.Dataquery)
+			if !isProm {
+				continue
+			}
+			out = append(out, CockpitPanel{Name: queryName(p, q), Expr: dashboards.Substitute(q.Expr, values)})
+		}
 	}
 	return out
+})
+
+// panelsOf are the panels of a dashboard, those of collapsed rows too, in
+// order.
+func panelsOf(panels []dashboard.PanelOrRowPanel) []dashboard.Panel {
+	var out []dashboard.Panel
+	for _, p := range panels {
+		switch {
+		case p.Panel != nil:
+			out = append(out, *p.Panel)
+		case p.RowPanel != nil:
+			out = append(out, p.RowPanel.Panels...)
+		}
+	}
+	return out
+}
+
+func titleOf(p dashboard.Panel) string {
+	if p.Title == nil {
+		return ""
+	}
+	return *p.Title
+}
+
+// queryName names a query of a panel in findings: `stat panel "TITLE"`
+// or `panel "TITLE"`, with ` series "LEGEND"` when the panel has several
+// queries, and a table's queries as its columns.
+func queryName(p dashboard.Panel, q prometheus.Dataquery) string {
+	title, legend := titleOf(p), ""
+	if q.LegendFormat != nil {
+		legend = *q.LegendFormat
+	}
+	if p.Type == "table" {
+		return fmt.Sprintf("%s column %q", strings.ToLower(title), legend)
+	}
+	kind := "panel"
+	if p.Type == "stat" {
+		kind = "stat panel"
+	}
+	name := fmt.Sprintf("%s %q", kind, title)
+	if len(p.Targets) > 1 {
+		name += fmt.Sprintf(" series %q", legend)
+	}
+	return name
 }
 
 // PanelData is what one cockpit query returned.

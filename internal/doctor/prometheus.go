@@ -128,7 +128,7 @@ func checkData(series map[string]int, errs map[string]error, gpuNodes int) []Res
 
 // prometheusSkipped is the line that says the Prometheus checks did not run.
 func prometheusSkipped() Result {
-	return Result{Check: "prometheus", Status: StatusSkip,
+	return Result{Check: CheckPrometheus, Status: StatusSkip,
 		Finding: "Prometheus checks skipped: no --prometheus-url given (and no local backfill dev cluster to take it from)",
 		Fix:     "pass --prometheus-url http://PROMETHEUS:9090 (e.g. after kubectl port-forward svc/prometheus-operated 9090)"}
 }

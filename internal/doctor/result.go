@@ -19,7 +19,8 @@ const (
 	StatusSkip Status = "SKIP"
 )
 
-// Check ids, stable for scripts reading `doctor -o json`.
+// Check ids, stable for scripts reading `doctor -o json`. The checklist
+// (run.go) says in which order they run and what each needs.
 const (
 	CheckCRD                  = "tfjob-crd"
 	CheckCRDMatch             = "tfjob-crd-match"
@@ -39,8 +40,12 @@ const (
 	CheckOnlineSignal         = "online-signal"
 	CheckCrashLoop            = "crash-loop"
 	CheckGPUMetricNames       = "gpu-metric-names"
-	CheckPrometheusTargets    = "prometheus-targets"
-	CheckPrometheusData       = "prometheus-data"
+	// CheckPrometheus is the Prometheus checks' SKIP when no Prometheus
+	// URL was given; otherwise they report as prometheus-targets and
+	// prometheus-data.
+	CheckPrometheus        = "prometheus"
+	CheckPrometheusTargets = "prometheus-targets"
+	CheckPrometheusData    = "prometheus-data"
 )
 
 // Result is one finding of one check.

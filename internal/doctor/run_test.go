@@ -98,3 +98,29 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		}
 	}
 }
+
+// Each check of the checklist has an id of its own, and a user refused
+// one read a check needs gets that check as a SKIP naming the read.
+func TestChecklist(t *testing.T) {
+	ids := map[string]bool{}
+	for _, c := range checklist {
+		if ids[c.id] {
+			t.Errorf("check %s is twice in the checklist", c.id)
+		}
+		ids[c.id] = true
+		for _, read := range c.needs {
+			s := snapshot()
+			s.Forbidden = map[string]bool{read: true}
+			var got []Result
+			for _, r := range Run(s, nil) {
+				if r.Check == c.id {
+					got = append(got, r)
+				}
+			}
+			want := "not checked: you may not list " + read + ", which this check needs"
+			if len(got) != 1 || got[0].Status != StatusSkip || got[0].Finding != want {
+				t.Errorf("%s with %s refused: %+v, want one SKIP saying %q", c.id, read, got, want)
+			}
+		}
+	}
+}

@@ -116,9 +116,9 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 
 // bindReportFlags binds the flags of the progress report endpoint.
 func (o *Options) bindReportFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ReportAddress, "report-bind-address", o.ReportAddress, "Address of the HTTPS endpoint training code reports its progress to (step, epoch, checkpoints), e.g. :9443; empty turns reports off. The leader serves it: route its Service to the leader.")
-	fs.StringVar(&o.ReportCertDir, "report-cert-dir", o.ReportCertDir, "Directory of the report endpoint's serving certificate: tls.crt, tls.key and ca.crt (e.g. a cert-manager Certificate's Secret, mounted); a renewed certificate is picked up without a restart, a new CA needs one.")
-	fs.StringVar(&o.ReportURL, "report-url", o.ReportURL, "Base URL training pods reach the report endpoint at, e.g. https://backfill-reports.backfill-system.svc:9443; its host must be in the serving certificate.")
+	fs.StringVar(&o.ReportAddress, FlagReportBindAddress, o.ReportAddress, "Address of the HTTPS endpoint training code reports its progress to (step, epoch, checkpoints), e.g. :9443; empty turns reports off. The leader serves it: route its Service to the leader.")
+	fs.StringVar(&o.ReportCertDir, FlagReportCertDir, o.ReportCertDir, "Directory of the report endpoint's serving certificate: tls.crt, tls.key and ca.crt (e.g. a cert-manager Certificate's Secret, mounted); a renewed certificate is picked up without a restart, a new CA needs one.")
+	fs.StringVar(&o.ReportURL, FlagReportURL, o.ReportURL, "Base URL training pods reach the report endpoint at, e.g. https://backfill-reports.backfill-system.svc:9443; its host must be in the serving certificate.")
 	fs.Float64Var(&o.ReportReviewLimits.PerSecond, "report-token-reviews-per-second", o.ReportReviewLimits.PerSecond, "How many TokenReviews a second the report endpoint may ask of the apiserver, for all pods together, in bursts of twice as many; past it a report whose token must be reviewed is answered 503 with Retry-After. A pod's token costs a review when first seen, then at most one a minute: the default serves 3,000 pods reporting without pause.")
 	fs.IntVar(&o.ReportReviewLimits.InFlight, "report-token-reviews-in-flight", o.ReportReviewLimits.InFlight, "How many TokenReviews the report endpoint may await from the apiserver at once; past it, 503 with Retry-After. Bounds what a flood of forged tokens costs an apiserver that is slow already.")
 }
@@ -127,24 +127,24 @@ func (o *Options) bindReportFlags(fs *pflag.FlagSet) {
 func (o *Options) bindReclaimFlags(fs *pflag.FlagSet) {
 	s := &o.ReclaimSettings
 	fs.BoolVar(&o.Reclaim, "reclaim", o.Reclaim, "Run TFJob pods in reclaimed capacity: publish per node what online pods request but do not use as backfill.dev/batch-cpu and backfill.dev/batch-memory, give TFJob pods those instead of cpu and memory (a job opts out with the annotation backfill.dev/capacity: requested), and evict offline pods when online use rises. With --reclaim=false TFJob pods keep their cpu and memory requests.")
-	fs.StringVar(&o.UsageSource, "reclaim-usage-source", o.UsageSource, "Where node usage comes from: metrics-api (metrics.k8s.io, served by metrics-server) or prometheus (the kubelet series in the Prometheus of --prometheus-url, which must scrape the manager).")
-	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "Prometheus of --reclaim-usage-source=prometheus, e.g. http://prometheus-operated.monitoring:9090.")
-	fs.DurationVar(&o.PrometheusRateWindow, "prometheus-rate-window", o.PrometheusRateWindow, "Window of rate() over the CPU counters in Prometheus: at least four of its scrape intervals.")
+	fs.StringVar(&o.UsageSource, FlagReclaimUsageSource, o.UsageSource, "Where node usage comes from: metrics-api (metrics.k8s.io, served by metrics-server) or prometheus (the kubelet series in the Prometheus of --prometheus-url, which must scrape the manager).")
+	fs.StringVar(&o.PrometheusURL, FlagPrometheusURL, o.PrometheusURL, "Prometheus of --reclaim-usage-source=prometheus, e.g. http://prometheus-operated.monitoring:9090.")
+	fs.DurationVar(&o.PrometheusRateWindow, FlagPrometheusRateWindow, o.PrometheusRateWindow, "Window of rate() over the CPU counters in Prometheus: at least four of its scrape intervals.")
 	fs.IntVar(&s.Margin.CPU, "reclaim-cpu-margin", s.Margin.CPU, "Percent of each node's CPU never reclaimed: room for online use to rise between two decisions.")
 	fs.IntVar(&s.Margin.Memory, "reclaim-memory-margin", s.Margin.Memory, "Percent of each node's memory never reclaimed.")
 	fs.IntVar(&s.EvictionMargin.CPU, "reclaim-cpu-eviction-margin", s.EvictionMargin.CPU, "Percent of each node's CPU that online pods may take of the margin before offline pods are evicted (down to the margin whole again); at most --reclaim-cpu-margin.")
 	fs.IntVar(&s.EvictionMargin.Memory, "reclaim-memory-eviction-margin", s.EvictionMargin.Memory, "Percent of each node's memory that online pods may take of the margin before offline pods are evicted; at most --reclaim-memory-margin.")
-	fs.DurationVar(&s.CPUEvictionDelay, "reclaim-cpu-eviction-delay", s.CPUEvictionDelay, "How long online CPU use must stay high before offline pods are evicted for CPU: offline pods (CPU weight of a zero request) yield CPU to online pods at once, so short bursts cost training speed, not online latency. Memory evictions never wait.")
-	fs.DurationVar(&s.Window, "reclaim-window", s.Window, "How far back the online peak looks: after a burst of online use, reclaimed capacity stays down this long.")
-	fs.DurationVar(&s.Interval, "reclaim-interval", s.Interval, "Time between two decisions of every node's reclaimed capacity.")
-	fs.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "How fast reclaimed capacity may grow, in percent of a node's capacity per minute; it shrinks at once.")
+	fs.DurationVar(&s.CPUEvictionDelay, FlagReclaimCPUEvictionDelay, s.CPUEvictionDelay, "How long online CPU use must stay high before offline pods are evicted for CPU: offline pods (CPU weight of a zero request) yield CPU to online pods at once, so short bursts cost training speed, not online latency. Memory evictions never wait.")
+	fs.DurationVar(&s.Window, FlagReclaimWindow, s.Window, "How far back the online peak looks: after a burst of online use, reclaimed capacity stays down this long.")
+	fs.DurationVar(&s.Interval, FlagReclaimInterval, s.Interval, "Time between two decisions of every node's reclaimed capacity.")
+	fs.IntVar(&s.GrowthPerMinute, FlagReclaimGrowthPerMinute, s.GrowthPerMinute, "How fast reclaimed capacity may grow, in percent of a node's capacity per minute; it shrinks at once.")
 	fs.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "Percent of a node's capacity: smaller changes of its reclaimed capacity are not written.")
-	fs.DurationVar(&s.Cooldown, "reclaim-cooldown", s.Cooldown, "How long a node that evicted offers no room to new offline pods.")
-	fs.DurationVar(&s.StaleAfter, "reclaim-stale-after", s.StaleAfter, "Age of a node's newest usage sample past which its reclaimed capacity freezes (no growth, no evictions) until usage is current again.")
+	fs.DurationVar(&s.Cooldown, FlagReclaimCooldown, s.Cooldown, "How long a node that evicted offers no room to new offline pods.")
+	fs.DurationVar(&s.StaleAfter, FlagReclaimStaleAfter, s.StaleAfter, "Age of a node's newest usage sample past which its reclaimed capacity freezes (no growth, no evictions) until usage is current again.")
 	fs.Float64Var(&s.OnlineCPUWait, "reclaim-online-cpu-wait", s.OnlineCPUWait, "Seconds per second a node's online pods may wait for a CPU together (the node agent's measure, else the kubelet's PSI, from --prometheus-url) before the node is held back as if they missed their latency objective; 0 listens to latency objectives only.")
 	fs.IntVar(&s.OnlineStep, "reclaim-online-step", s.OnlineStep, "Percent of a node's CPU a node held back by its online pods gives back at each step, by evicting offline pods.")
-	fs.DurationVar(&s.OnlineEvictAfter, "reclaim-online-evict-after", s.OnlineEvictAfter, "How long online pods must miss their objective (or wait for CPU) beside offline pods before the node gives back a step by evicting; until then it only stops growing. Steps repeat after each --reclaim-cooldown while the harm lasts.")
-	fs.DurationVar(&s.OnlineRecoverAfter, "reclaim-online-recover-after", s.OnlineRecoverAfter, "How long the online signal must stay healthy before a node held back by it grows again.")
+	fs.DurationVar(&s.OnlineEvictAfter, FlagReclaimOnlineEvictAfter, s.OnlineEvictAfter, "How long online pods must miss their objective (or wait for CPU) beside offline pods before the node gives back a step by evicting; until then it only stops growing. Steps repeat after each --reclaim-cooldown while the harm lasts.")
+	fs.DurationVar(&s.OnlineRecoverAfter, FlagReclaimOnlineRecoverAfter, s.OnlineRecoverAfter, "How long the online signal must stay healthy before a node held back by it grows again.")
 }
 
 // Validate says what is wrong with the flags and how to fix it.
