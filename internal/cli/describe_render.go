@@ -14,6 +14,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 )
 
 // renderDescription writes describe's report of d as seen at now.
@@ -105,7 +106,7 @@ func runPolicyInWords(rp *kubeflowv1.RunPolicy) string {
 func successPolicyInWords(job *kubeflowv1.TFJob) string {
 	allWorkers := job.Spec.SuccessPolicy != nil && *job.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
 	for _, t := range []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster} {
-		if spec, ok := job.Spec.TFReplicaSpecs[t]; ok && spec != nil && replicasOf(spec) > 0 {
+		if job.Spec.TFReplicaSpecs[t].ReplicaCount() > 0 {
 			lower := strings.ToLower(string(t))
 			if allWorkers {
 				return "AllWorkers, ignored beside a " + lower + ": succeeds when the " + lower + " has"
@@ -130,7 +131,7 @@ func writeReplicaSpecs(w io.Writer, d *description, _ time.Time) {
 				image, requests = c.Image, resourcesInWords(c.Resources.Requests)
 			}
 		}
-		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\n", rtype, replicasOf(spec), restartPolicyOf(spec), image, requests)
+		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\n", rtype, spec.ReplicaCount(), restartPolicyOf(spec), image, requests)
 	}
 }
 
@@ -184,7 +185,7 @@ func replicaRows(d *description) []replicaRow {
 	var rows []replicaRow
 	for _, rtype := range replicaTypes(d.job) {
 		lower := strings.ToLower(string(rtype))
-		for i := range replicasOf(d.job.Spec.TFReplicaSpecs[rtype]) {
+		for i := range int(d.job.Spec.TFReplicaSpecs[rtype].ReplicaCount()) {
 			key := lower + "-" + strconv.Itoa(i)
 			if len(byReplica[key]) == 0 {
 				rows = append(rows, replicaRow{rtype: lower, index: i})
@@ -218,7 +219,7 @@ func writeReplicas(w io.Writer, d *description, _ time.Time) {
 			phase = reason
 		}
 		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%t\t%d\t%s\t%s\n", r.rtype, r.index, r.pod.Name, phase,
-			podReady(r.pod), podRestarts(r.pod), orNone(r.pod.Spec.NodeName), orNone(taskOf(r.pod)))
+			podReady(r.pod), tfjob.ContainerRestarts(r.pod), orNone(r.pod.Spec.NodeName), orNone(taskOf(r.pod)))
 	}
 }
 

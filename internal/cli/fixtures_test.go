@@ -152,7 +152,7 @@ func podOf(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int) *core
 	cluster := map[string][]string{}
 	for t, spec := range job.Spec.TFReplicaSpecs {
 		l := strings.ToLower(string(t))
-		for i := range replicasOf(spec) {
+		for i := range spec.ReplicaCount() {
 			cluster[l] = append(cluster[l], fmt.Sprintf("%s-%s-%d.%s.svc:2222", job.Name, l, i, job.Namespace))
 		}
 	}

@@ -163,7 +163,7 @@ func jobRow(job *kubeflowv1.TFJob, pods []corev1.Pod, wide bool, now time.Time) 
 	row := []string{
 		job.Name,
 		stateOf(job),
-		fmt.Sprintf("%d/%d", ready, totalReplicas(job)),
+		fmt.Sprintf("%d/%d", ready, job.TotalReplicas()),
 		fmt.Sprint(jobRestarts(job, pods)),
 		fmt.Sprint(job.Status.Disruptions),
 		checkpointAge(job, now),
@@ -176,7 +176,7 @@ func jobRow(job *kubeflowv1.TFJob, pods []corev1.Pod, wide bool, now time.Time) 
 	var types []string
 	for _, rtype := range replicaTypes(job) {
 		lower := strings.ToLower(string(rtype))
-		types = append(types, fmt.Sprintf("%s:%d/%d", rtype, readyByType[lower], replicasOf(job.Spec.TFReplicaSpecs[rtype])))
+		types = append(types, fmt.Sprintf("%s:%d/%d", rtype, readyByType[lower], job.Spec.TFReplicaSpecs[rtype].ReplicaCount()))
 	}
 	return append(row, reportedStep(job), strings.Join(types, ","), orNone(priorityClassShown(job, pods)), fmt.Sprint(len(nodes)))
 }

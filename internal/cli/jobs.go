@@ -12,6 +12,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/controller/tfjob"
 )
 
 // jobPods are the pods of each TFJob, by namespace/name of the job.
@@ -86,24 +87,6 @@ func replicaTypes(job *kubeflowv1.TFJob) []kubeflowv1.ReplicaType {
 	return types
 }
 
-// replicasOf is the number of replicas a spec asks for (1 when unset, as
-// the API defaults it).
-func replicasOf(spec *kubeflowv1.ReplicaSpec) int {
-	if spec == nil || spec.Replicas == nil {
-		return 1
-	}
-	return int(*spec.Replicas)
-}
-
-// totalReplicas is the number of replicas of every type.
-func totalReplicas(job *kubeflowv1.TFJob) int {
-	n := 0
-	for _, spec := range job.Spec.TFReplicaSpecs {
-		n += replicasOf(spec)
-	}
-	return n
-}
-
 // podReady reports whether a pod runs with its Ready condition True.
 func podReady(pod *corev1.Pod) bool {
 	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
@@ -169,17 +152,8 @@ func jobRestarts(job *kubeflowv1.TFJob, pods []corev1.Pod) int32 {
 	for i := range pods {
 		pod := &pods[i]
 		if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodFailed && pod.Status.Phase != corev1.PodSucceeded {
-			n += podRestarts(pod)
+			n += tfjob.ContainerRestarts(pod)
 		}
-	}
-	return n
-}
-
-// podRestarts sums the restart counts of a pod's containers.
-func podRestarts(pod *corev1.Pod) int32 {
-	var n int32
-	for _, cs := range pod.Status.ContainerStatuses {
-		n += cs.RestartCount
 	}
 	return n
 }

@@ -135,7 +135,7 @@ func defaultReplica(job *kubeflowv1.TFJob) string {
 func replicaChoices(job *kubeflowv1.TFJob) []string {
 	var names []string
 	for _, rtype := range replicaTypes(job) {
-		for i := range replicasOf(job.Spec.TFReplicaSpecs[rtype]) {
+		for i := range job.Spec.TFReplicaSpecs[rtype].ReplicaCount() {
 			names = append(names, fmt.Sprintf("%s-%d", strings.ToLower(string(rtype)), i))
 		}
 	}

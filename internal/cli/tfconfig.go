@@ -64,12 +64,12 @@ func clusterSizes(job *kubeflowv1.TFJob, pods []corev1.Pod) string {
 			return strings.Join(parts, " ")
 		}
 	}
-	if totalReplicas(job) <= 1 {
+	if job.TotalReplicas() <= 1 {
 		return ""
 	}
 	var parts []string
 	for _, rtype := range replicaTypes(job) {
-		parts = append(parts, fmt.Sprintf("%s=%d", strings.ToLower(string(rtype)), replicasOf(job.Spec.TFReplicaSpecs[rtype])))
+		parts = append(parts, fmt.Sprintf("%s=%d", strings.ToLower(string(rtype)), job.Spec.TFReplicaSpecs[rtype].ReplicaCount()))
 	}
 	return strings.Join(parts, " ") + " (from the spec; no pod yet)"
 }

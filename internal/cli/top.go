@@ -63,7 +63,7 @@ Without --prometheus-url, top uses the Prometheus of the local cluster that
 			if err != nil {
 				return usageError{fmt.Errorf("--prometheus-url %q: %w", opts.prometheusURL, err)}
 			}
-			t := &top{api: promv1.NewAPI(client), opts: opts}
+			t := &top{api: promv1.NewAPI(client), opts: opts, warnings: cmd.ErrOrStderr()}
 			return t.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -108,6 +108,10 @@ func devPrometheusURL(stateDir string) (string, error) {
 type top struct {
 	api  promv1.API
 	opts topOptions
+	// warnings gets Prometheus's warnings about the queries (a partial
+	// answer, say), each once; nil drops them.
+	warnings io.Writer
+	warned   map[string]bool
 }
 
 // run prints frames every interval until ctx ends, or one with --once.
@@ -259,15 +263,30 @@ func (t *top) substitute(expr string) string {
 func (t *top) query(ctx context.Context, expr string, at time.Time) (model.Vector, error) {
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	value, _, _, err := t.api.Query(qctx, t.substitute(expr), at)
+	value, warnings, _, err := t.api.Query(qctx, t.substitute(expr), at)
 	if err != nil {
 		return nil, fmt.Errorf("querying Prometheus: %w", err)
 	}
+	t.warn(warnings)
 	vector, ok := value.(model.Vector)
 	if !ok {
 		return nil, fmt.Errorf("query returned a %s, want a vector", value.Type())
 	}
 	return vector, nil
+}
+
+// warn writes the warnings Prometheus has not given before.
+func (t *top) warn(warnings promv1.Warnings) {
+	for _, w := range warnings {
+		if t.warnings == nil || t.warned[w] {
+			continue
+		}
+		if t.warned == nil {
+			t.warned = map[string]bool{}
+		}
+		t.warned[w] = true
+		fmt.Fprintf(t.warnings, "warning: Prometheus: %s\n", w)
+	}
 }
 
 // The chart of CPU use: an hour at one point a minute, 61 points, which
@@ -332,10 +351,11 @@ func (t *top) cpuChart(ctx context.Context, at time.Time) (string, error) {
 func (t *top) queryRange(ctx context.Context, expr string, r promv1.Range, points int) ([]float64, error) {
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	value, _, _, err := t.api.QueryRange(qctx, t.substitute(expr), r)
+	value, warnings, _, err := t.api.QueryRange(qctx, t.substitute(expr), r)
 	if err != nil {
 		return nil, fmt.Errorf("querying Prometheus: %w", err)
 	}
+	t.warn(warnings)
 	matrix, ok := value.(model.Matrix)
 	if !ok {
 		return nil, fmt.Errorf("range query returned a %s, want a matrix", value.Type())

@@ -112,7 +112,7 @@ func progressText(states []progress) string {
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s, %d/%d replicas running, %d restarts, %d disruptions",
-			s.job.Name, jobState(s.job), running, totalReplicas(s.job), jobRestarts(s.job, s.pods), s.job.Status.Disruptions))
+			s.job.Name, jobState(s.job), running, s.job.TotalReplicas(), jobRestarts(s.job, s.pods), s.job.Status.Disruptions))
 	}
 	return strings.Join(parts, " | ")
 }

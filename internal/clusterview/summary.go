@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -20,21 +21,21 @@ import (
 type Resource struct {
 	Name  corev1.ResourceName
 	Label string
+	// Of is the resource's amount in r, in the metrics' unit: cores for
+	// cpu, bytes for memory, devices for GPUs.
+	Of func(r colocation.Resources) float64
 }
 
 // ResourceGPU is the extended resource of NVIDIA's device plugin.
 const ResourceGPU = corev1.ResourceName("nvidia.com/gpu")
 
-// Resources are the resources of Amounts, in order: cpu in cores, memory
-// in bytes, nvidia_com_gpu in devices.
+// Resources are the resources the summaries count, in the metrics'
+// order.
 var Resources = []Resource{
-	{Name: corev1.ResourceCPU, Label: "cpu"},
-	{Name: corev1.ResourceMemory, Label: "memory"},
-	{Name: ResourceGPU, Label: "nvidia_com_gpu"},
+	{Name: corev1.ResourceCPU, Label: "cpu", Of: func(r colocation.Resources) float64 { return float64(r.MilliCPU) / 1000 }},
+	{Name: corev1.ResourceMemory, Label: "memory", Of: func(r colocation.Resources) float64 { return float64(r.Memory) }},
+	{Name: ResourceGPU, Label: "nvidia_com_gpu", Of: func(r colocation.Resources) float64 { return float64(r.GPU) }},
 }
-
-// Amounts are the quantities of Resources, in their units and order.
-type Amounts [3]float64
 
 // Pod is what the view keeps of a pod. Of its ObjectMeta only the
 // namespace, name, UID and deletion timestamp are kept.
@@ -52,7 +53,7 @@ type Pod struct {
 	Started time.Time
 	// Requests and Limits are as the scheduler counts them: init
 	// containers, sidecars, pod-level resources and overhead folded in.
-	Requests, Limits Amounts
+	Requests, Limits colocation.Resources
 	// Batch is what the pod requests of reclaimed capacity.
 	Batch colocation.Resources
 	// StopReason and StopAt are the stop notice on the pod, if any: why
@@ -71,7 +72,7 @@ type Pod struct {
 // and backfill's own annotations are kept.
 type Node struct {
 	metav1.ObjectMeta
-	Capacity, Allocatable Amounts
+	Capacity, Allocatable colocation.Resources
 	// Batch is the reclaimed capacity the node publishes (its capacity of
 	// the batch resources).
 	Batch colocation.Resources
@@ -169,29 +170,11 @@ func NodeSummary(node *corev1.Node) *Node {
 	}
 }
 
-// amountsOf reads the resources of Resources off a list, in their units.
-func amountsOf(list corev1.ResourceList) Amounts {
-	var a Amounts
-	for i, r := range Resources {
-		a[i] = quantity(list, r.Name)
+// amountsOf reads the CPU, memory and GPUs of a list.
+func amountsOf(list corev1.ResourceList) colocation.Resources {
+	return colocation.Resources{
+		MilliCPU: list.Cpu().MilliValue(),
+		Memory:   list.Memory().Value(),
+		GPU:      list.Name(ResourceGPU, resource.DecimalSI).Value(),
 	}
-	return a
-}
-
-// quantity is a resource in its unit: cores for cpu, else the plain value
-// (bytes, devices).
-func quantity(list corev1.ResourceList, name corev1.ResourceName) float64 {
-	q, ok := list[name]
-	if !ok {
-		return 0
-	}
-	if name == corev1.ResourceCPU {
-		return float64(q.MilliValue()) / 1000
-	}
-	return q.AsApproximateFloat64()
-}
-
-// Exact is the cpu and memory of a as milli-CPU and bytes.
-func (a Amounts) Exact() colocation.Resources {
-	return colocation.Resources{MilliCPU: int64(a[0]*1000 + 0.5), Memory: int64(a[1] + 0.5)}
 }

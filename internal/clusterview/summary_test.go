@@ -76,7 +76,7 @@ func TestPodSummary(t *testing.T) {
 			want: &Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "mnist-worker-0", UID: "5f1c2a9e-0d4b-4c5e-9f7a-2b3c4d5e6f70"},
 				Node: "gpu-0", Phase: corev1.PodRunning, Tier: colocation.TierOffline, Priority: -100,
 				QOS: corev1.PodQOSGuaranteed, TFJob: "mnist", ReplicaType: "worker",
-				Requests: Amounts{4, 8 << 30, 1}, Limits: Amounts{4, 8 << 30, 1}},
+				Requests: colocation.Resources{MilliCPU: 4000, Memory: 8 << 30, GPU: 1}, Limits: colocation.Resources{MilliCPU: 4000, Memory: 8 << 30, GPU: 1}},
 		},
 		"on reclaimed capacity, terminating": {
 			pod: batch,
@@ -87,12 +87,12 @@ func TestPodSummary(t *testing.T) {
 		"sidecar and overhead": {
 			pod: sidecar,
 			want: &Pod{ObjectMeta: meta("shop", "web-0"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSBurstable,
-				Requests: Amounts{1.55, 1<<30 + 64<<20, 0}, Limits: Amounts{0, 1<<30 + 64<<20, 0}},
+				Requests: colocation.Resources{MilliCPU: 1550, Memory: 1<<30 + 64<<20}, Limits: colocation.Resources{Memory: 1<<30 + 64<<20}},
 		},
 		"pod-level resources": {
 			pod: podLevel,
 			want: &Pod{ObjectMeta: meta("shop", "api-0"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSGuaranteed,
-				Requests: Amounts{3, 2 << 30, 0}, Limits: Amounts{3, 2 << 30, 0}},
+				Requests: colocation.Resources{MilliCPU: 3000, Memory: 2 << 30}, Limits: colocation.Resources{MilliCPU: 3000, Memory: 2 << 30}},
 		},
 		"offline by label, owner of another group": {
 			pod:  other,

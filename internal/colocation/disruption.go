@@ -1,7 +1,11 @@
 package colocation
 
 import (
+	"encoding/json"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Disruption reasons. The first five are the reasons Kubernetes writes on a
@@ -27,6 +31,22 @@ const (
 	// StopAtAnnotation is when the pod will get SIGTERM, in RFC 3339.
 	StopAtAnnotation = "backfill.dev/stop-at"
 )
+
+// StopNoticePatch is the JSON merge patch that writes a stop notice on a
+// pod: why, and when it gets SIGTERM (in UTC, to the second); with reason
+// "" it takes the notice off. A uid makes the pod's UID a precondition, so
+// that a replacement of the same name is never noticed in its place.
+func StopNoticePatch(uid types.UID, reason string, at time.Time) ([]byte, error) {
+	var why, when any // null removes an annotation
+	if reason != "" {
+		why, when = reason, at.UTC().Format(time.RFC3339)
+	}
+	metadata := map[string]any{"annotations": map[string]any{StopReasonAnnotation: why, StopAtAnnotation: when}}
+	if uid != "" {
+		metadata["uid"] = uid
+	}
+	return json.Marshal(map[string]any{"metadata": metadata})
+}
 
 // kubeletStopReasons are the pod status reasons the kubelet writes when it
 // stops a pod for the node's sake rather than the pod's: node-pressure

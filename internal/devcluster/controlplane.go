@@ -160,7 +160,10 @@ func waitHealthy(ctx context.Context, url, token string, timeout time.Duration) 
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("health endpoint %s: %w", url, err)
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

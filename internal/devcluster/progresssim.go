@@ -212,7 +212,7 @@ func reports(job *kubeflowv1.TFJob, pod *corev1.Pod) bool {
 		return true
 	case strings.EqualFold(rt, string(kubeflowv1.ReplicaTypeWorker)):
 		for rt, spec := range job.Spec.TFReplicaSpecs {
-			if chief(string(rt)) && spec != nil && (spec.Replicas == nil || *spec.Replicas > 0) {
+			if chief(string(rt)) && spec.ReplicaCount() > 0 {
 				return false
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,8 +55,10 @@ func simulateTraining(ctx context.Context, cfg *rest.Config, runFor time.Duratio
 			for i := range pods.Items {
 				pod := &pods.Items[i]
 				if hints := simulationHints(pod, runFor); hints != nil {
-					patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": hints}})
-					_, _ = cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+					patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": hints}}) // a map of strings always marshals
+					if _, err := cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+						ctrl.Log.Error(err, "Cannot give a pod its simulation hints; it trains without them", "pod", pod.Namespace+"/"+pod.Name)
+					}
 				}
 			}
 			logs.update(ctx, pods.Items, time.Now())

@@ -39,10 +39,7 @@ func (s *Snapshot) missingByType(j *kubeflowv1.TFJob) []missingReplicas {
 		if spec == nil {
 			continue
 		}
-		want := 1
-		if spec.Replicas != nil {
-			want = int(*spec.Replicas)
-		}
+		want := int(spec.ReplicaCount())
 		if rs := j.Status.ReplicaStatuses[rtype]; rs != nil {
 			want -= len(rs.SucceededIndexes)
 		}

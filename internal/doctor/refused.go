@@ -102,7 +102,7 @@ func refusalResults(refusals []jobRefusal, check, okMessage string) []Result {
 		if len(findings) == 0 {
 			continue
 		}
-		head := fmt.Sprintf("%d of %d pod(s) not created", r.missing, replicaCount(r.job))
+		head := fmt.Sprintf("%d of %d pod(s) not created", r.missing, r.job.TotalReplicas())
 		if seen {
 			head += fmt.Sprintf(" (the apiserver refused %s %s ago)", refusedPodName(r.refused), r.refused.ago)
 		}

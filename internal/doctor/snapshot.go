@@ -149,22 +149,6 @@ func conditionTrue(j *kubeflowv1.TFJob, t kubeflowv1.JobConditionType) bool {
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-// replicaCount is the number of pods the job asks for.
-func replicaCount(j *kubeflowv1.TFJob) int {
-	n := 0
-	for _, spec := range j.Spec.TFReplicaSpecs {
-		if spec == nil {
-			continue
-		}
-		if spec.Replicas == nil {
-			n++
-			continue
-		}
-		n += int(*spec.Replicas)
-	}
-	return n
-}
-
 // missingPods is how many of the job's pods do not exist, less the
 // replicas that already succeeded and are never started again.
 func (s *Snapshot) missingPods(j *kubeflowv1.TFJob) int {
@@ -180,7 +164,7 @@ func (s *Snapshot) missingPods(j *kubeflowv1.TFJob) int {
 			live++
 		}
 	}
-	return max(0, replicaCount(j)-done-live)
+	return max(0, int(j.TotalReplicas())-done-live)
 }
 
 // age says how long ago t was, in whole seconds or minutes.

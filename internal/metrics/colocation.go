@@ -109,9 +109,9 @@ func (c *colocationCollector) Collect(ch chan<- prometheus.Metric) {
 
 // nodeState is what the metrics say about one node.
 type nodeState struct {
-	allocatable clusterview.Amounts
-	requests    map[colocation.Tier]*clusterview.Amounts
-	limits      map[colocation.Tier]*clusterview.Amounts
+	allocatable colocation.Resources
+	requests    map[colocation.Tier]colocation.Resources
+	limits      map[colocation.Tier]colocation.Resources
 	pods        map[colocation.Tier]map[corev1.PodQOSClass]int
 	// batch is the reclaimed capacity published, batchHeld what offline
 	// pods not terminating hold of it.
@@ -120,12 +120,12 @@ type nodeState struct {
 
 func newNodeState() *nodeState {
 	s := &nodeState{
-		requests: map[colocation.Tier]*clusterview.Amounts{},
-		limits:   map[colocation.Tier]*clusterview.Amounts{},
+		requests: map[colocation.Tier]colocation.Resources{},
+		limits:   map[colocation.Tier]colocation.Resources{},
 		pods:     map[colocation.Tier]map[corev1.PodQOSClass]int{},
 	}
 	for _, t := range colocation.Tiers {
-		s.requests[t], s.limits[t], s.pods[t] = &clusterview.Amounts{}, &clusterview.Amounts{}, map[corev1.PodQOSClass]int{}
+		s.pods[t] = map[corev1.PodQOSClass]int{}
 	}
 	return s
 }
@@ -159,10 +159,8 @@ func tally(nodes []*clusterview.Node, pods []*clusterview.Pod) colocationTally {
 			s = newNodeState()
 			t.nodes[pod.Node] = s
 		}
-		for i := range Resources {
-			s.requests[pod.Tier][i] += pod.Requests[i]
-			s.limits[pod.Tier][i] += pod.Limits[i]
-		}
+		s.requests[pod.Tier] = s.requests[pod.Tier].Add(pod.Requests)
+		s.limits[pod.Tier] = s.limits[pod.Tier].Add(pod.Limits)
 		s.pods[pod.Tier][pod.QOS]++
 		if pod.DeletionTimestamp == nil {
 			s.batchHeld = s.batchHeld.Add(pod.Batch)
@@ -186,11 +184,11 @@ func (c *colocationCollector) send(ch chan<- prometheus.Metric, t colocationTall
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for node, s := range t.nodes {
-		for i, r := range Resources {
-			gauge(c.allocatable, s.allocatable[i], node, r.Label)
+		for _, r := range Resources {
+			gauge(c.allocatable, r.Of(s.allocatable), node, r.Label)
 			for _, tier := range colocation.Tiers {
-				gauge(c.requests, s.requests[tier][i], node, string(tier), r.Label)
-				gauge(c.limits, s.limits[tier][i], node, string(tier), r.Label)
+				gauge(c.requests, r.Of(s.requests[tier]), node, string(tier), r.Label)
+				gauge(c.limits, r.Of(s.limits[tier]), node, string(tier), r.Label)
 			}
 		}
 		for _, tier := range colocation.Tiers {

@@ -35,9 +35,6 @@ const (
 	replicaStateFailed    = "failed"
 )
 
-// defaultReplicasPerSpec is the replicas of a replica spec that sets none.
-const defaultReplicasPerSpec = 1
-
 // ReplicaStates are the values of backfill_tfjob_replicas's state label.
 var ReplicaStates = []string{replicaStateDesired, replicaStateActive, replicaStateSucceeded, replicaStateFailed}
 
@@ -132,16 +129,12 @@ func (c *jobStateCollector) collectJob(ch chan<- prometheus.Metric, job *kubeflo
 		if spec == nil {
 			continue
 		}
-		desired := int32(defaultReplicasPerSpec)
-		if spec.Replicas != nil {
-			desired = *spec.Replicas
-		}
 		var st kubeflowv1.ReplicaStatus
 		if s := job.Status.ReplicaStatuses[rtype]; s != nil {
 			st = *s
 		}
 		label := strings.ToLower(string(rtype))
-		gauge(c.replicas, float64(desired), label, replicaStateDesired)
+		gauge(c.replicas, float64(spec.ReplicaCount()), label, replicaStateDesired)
 		gauge(c.replicas, float64(st.Active), label, replicaStateActive)
 		gauge(c.replicas, float64(st.Succeeded), label, replicaStateSucceeded)
 		gauge(c.replicas, float64(st.Failed), label, replicaStateFailed)

@@ -115,13 +115,7 @@ func firstAllRunning(job *kubeflowv1.TFJob, before, after *kubeflowv1.JobStatus)
 func allRunning(job *kubeflowv1.TFJob, st *kubeflowv1.JobStatus) bool {
 	total := int32(0)
 	for rtype, spec := range job.Spec.TFReplicaSpecs {
-		if spec == nil {
-			continue
-		}
-		want := int32(1)
-		if spec.Replicas != nil {
-			want = *spec.Replicas
-		}
+		want := spec.ReplicaCount()
 		if want <= 0 {
 			continue
 		}

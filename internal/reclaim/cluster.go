@@ -20,12 +20,12 @@ func nodesOf(nodes []*clusterview.Node, pods []*clusterview.Pod, checkpoints map
 	onRequests := map[string]Resources{}
 	for _, p := range pods {
 		if p.Tier == colocation.TierOffline && p.Node != "" && p.Batch.IsZero() {
-			onRequests[p.Node] = onRequests[p.Node].Add(p.Requests.Exact())
+			onRequests[p.Node] = onRequests[p.Node].Add(p.Requests.CPUAndMemory())
 		}
 	}
 	s := clusterState{explained: map[string]Explanation{}}
 	for _, n := range nodes {
-		node := Node{Name: n.Name, Capacity: n.Capacity.Exact(), Allocatable: n.Allocatable.Exact(),
+		node := Node{Name: n.Name, Capacity: n.Capacity.CPUAndMemory(), Allocatable: n.Allocatable.CPUAndMemory(),
 			Published: n.Batch, Pods: byNode[n.Name], OnRequests: onRequests[n.Name]}
 		if e, ok, err := ReadExplanation(n.Annotations); ok && err == nil {
 			node.CooldownUntil, node.PublishedAt, node.Online = e.CooldownUntil, e.At, e.Online

@@ -21,7 +21,7 @@ func TestNodesOf(t *testing.T) {
 	noticed.StopReason = ReasonReclaimedForOnline
 	onRequests := mk("old-worker-0", "old", ago(time.Hour))
 	onRequests.Batch = Resources{}
-	onRequests.Requests = clusterview.Amounts{2, 4 << 30, 0}
+	onRequests.Requests = colocation.Resources{MilliCPU: 2000, Memory: 4 << 30}
 	pods := []*clusterview.Pod{
 		mk("saved-worker-0", "saved", ago(time.Hour)), noticed,
 		mk("silent-worker-0", "silent", ago(2*time.Hour)),

@@ -145,7 +145,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	errs = append(errs, c.writeAll(ctx, writes))
 	most := ceiling(state.nodes, c.settings)
 	c.setSupply(supplyOf(outcomes, usageErr, c.source.Name(), c.settings, most))
-	errs = append(errs, c.evictDue(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, most))
+	errs = append(errs, c.evictDueVictims(ctx, pods, checkpoints, start), c.warnUnfittable(ctx, most))
 	return errors.Join(errs...)
 }
 
@@ -178,7 +178,7 @@ func optional(u Usage, ok bool) *Usage {
 // to evict still hold, so the node never offers less than its pods hold.
 func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explanation) (Decision, error) {
 	if len(d.Evict) > 0 {
-		refused, err := c.evict(ctx, n, d)
+		refused, err := c.noticeVictims(ctx, n, d)
 		if err != nil {
 			return d, err
 		}

@@ -2,7 +2,6 @@ package reclaim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -24,20 +23,21 @@ import (
 // online protection, and of the disruption it counts on the TFJob.
 const ReasonReclaimedForOnline = colocation.ReasonReclaimedForOnline
 
-// evict gives a decision's victims their stop notice: the stop reason
-// ReclaimedForOnline, which makes the operator count their end as that
-// disruption, and the time they are evicted at the latest (evictDue evicts
-// them then, or as soon as their job reports a checkpoint). Only a pod the
+// noticeVictims gives a decision's victims their stop notice: the stop
+// reason ReclaimedForOnline, which makes the operator count their end as
+// that disruption, and the time they are evicted at the latest
+// (evictDueVictims evicts them then, or as soon as their job reports a
+// checkpoint). Only a pod the
 // Eviction API would evict now (a dry run says so) is noticed: one a
 // PodDisruptionBudget protects is left unmarked and keeps what it holds.
 // Every request carries the pod's UID, so a replacement of the same name
 // is never noticed or evicted in its place. It returns the pods refused.
-func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []Pod, err error) {
+func (c *Controller) noticeVictims(ctx context.Context, n Node, d Decision) (refused []Pod, err error) {
 	resource := deficitResource(d)
 	notice := c.noticeFor(d)
 	at := c.clock.Now().Add(notice).Truncate(time.Second)
 	for _, p := range d.Evict {
-		err := c.eviction(ctx, p.Namespace, p.Name, p.UID, true)
+		err := c.requestEviction(ctx, p.Namespace, p.Name, p.UID, true)
 		if err == nil {
 			err = c.notify(ctx, p.Namespace, p.Name, p.UID, &at)
 		}
@@ -56,7 +56,7 @@ func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []P
 			"held", d.Held.String(), "need", d.Need.String(), "onlinePeak", d.OnlinePeak.String())
 		c.eventOnJob(ctx, p, n, d, at, notice > 0)
 		if notice <= 0 {
-			errs := c.evictNoticed(ctx, p.Namespace, p.Name, p.UID, resource)
+			errs := c.evictOrWithdrawNotice(ctx, p.Namespace, p.Name, p.UID, resource)
 			if errs != nil {
 				return refused, errs
 			}
@@ -65,16 +65,16 @@ func (c *Controller) evict(ctx context.Context, n Node, d Decision) (refused []P
 	return refused, nil
 }
 
-// evictDue evicts the pods given notice for online pods whose time has
-// come: the notice ran out, or their job reported a checkpoint after it
+// evictDueVictims evicts the pods given notice for online pods whose time
+// has come: the notice ran out, or their job reported a checkpoint after it
 // began (the handshake), so that no more work is lost by waiting.
-func (c *Controller) evictDue(ctx context.Context, pods []*clusterview.Pod, checkpoints map[string]time.Time, now time.Time) error {
+func (c *Controller) evictDueVictims(ctx context.Context, pods []*clusterview.Pod, checkpoints map[string]time.Time, now time.Time) error {
 	var errs []error
 	for _, p := range pods {
 		if p.StopReason != ReasonReclaimedForOnline || p.DeletionTimestamp != nil || !due(p, checkpoints[p.Namespace+"/"+p.TFJob], c.notice, now) {
 			continue
 		}
-		errs = append(errs, c.evictNoticed(ctx, p.Namespace, p.Name, string(p.UID), resourceOf(p)))
+		errs = append(errs, c.evictOrWithdrawNotice(ctx, p.Namespace, p.Name, string(p.UID), resourceOf(p)))
 	}
 	return errors.Join(errs...)
 }
@@ -94,11 +94,12 @@ func resourceOf(p *clusterview.Pod) string {
 	return "memory"
 }
 
-// evictNoticed evicts a pod under notice; a refusal (a PodDisruptionBudget
-// that changed its mind since the dry run) takes the notice off again, so
-// that a later disruption of the pod is not counted as this one.
-func (c *Controller) evictNoticed(ctx context.Context, namespace, name, uid, resource string) error {
-	err := c.eviction(ctx, namespace, name, uid, false)
+// evictOrWithdrawNotice evicts a pod under notice; a refusal (a
+// PodDisruptionBudget that changed its mind since the dry run) takes the
+// notice off again, so that a later disruption of the pod is not counted
+// as this one.
+func (c *Controller) evictOrWithdrawNotice(ctx context.Context, namespace, name, uid, resource string) error {
+	err := c.requestEviction(ctx, namespace, name, uid, false)
 	switch {
 	case err == nil:
 		metrics.Evicted(resource, metrics.EvictionEvicted)
@@ -113,9 +114,9 @@ func (c *Controller) evictNoticed(ctx context.Context, namespace, name, uid, res
 	return fmt.Errorf("evicting %s/%s: %w", namespace, name, err)
 }
 
-// eviction asks the Eviction API to evict exactly the pod of uid, or with
-// dryRun only whether it would.
-func (c *Controller) eviction(ctx context.Context, namespace, name, uid string, dryRun bool) error {
+// requestEviction asks the Eviction API to evict exactly the pod of uid,
+// or with dryRun only whether it would.
+func (c *Controller) requestEviction(ctx context.Context, namespace, name, uid string, dryRun bool) error {
 	return Evict(ctx, c.client, namespace, name, uid, dryRun)
 }
 
@@ -144,14 +145,12 @@ func Evict(ctx context.Context, c client.Client, namespace, name, uid string, dr
 // pod's UID as a precondition. The tensorflow container reads it in its
 // downward-API file, as it reads the operator's own notices.
 func Notify(ctx context.Context, c client.Client, namespace, name, uid string, at *time.Time) error {
-	var reason, stopAt any // null removes an annotation
+	var reason string
+	var when time.Time
 	if at != nil {
-		reason, stopAt = ReasonReclaimedForOnline, at.UTC().Format(time.RFC3339)
+		reason, when = ReasonReclaimedForOnline, *at
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         uid,
-		"annotations": map[string]any{colocation.StopReasonAnnotation: reason, colocation.StopAtAnnotation: stopAt},
-	}})
+	patch, err := colocation.StopNoticePatch(types.UID(uid), reason, when)
 	if err != nil {
 		return err
 	}
@@ -186,6 +185,9 @@ func (c *Controller) eventOnJob(ctx context.Context, p Pod, n Node, d Decision, 
 	}
 	job := &kubeflowv1.TFJob{}
 	if err := c.client.Get(ctx, client.ObjectKey{Namespace: p.Job.Namespace, Name: p.Job.Name}, job); err != nil {
+		if !apierrors.IsNotFound(err) {
+			c.log.Error(err, "Cannot read the TFJob to tell it of an eviction", "tfjob", p.Job.Namespace+"/"+p.Job.Name, "pod", p.Name)
+		}
 		return
 	}
 	when := "now, without notice (online pods short of memory do not wait)"

@@ -106,7 +106,7 @@ func TestEvictDue(t *testing.T) {
 		},
 	}).Build()
 	c := &Controller{client: cl, notice: notice, log: logr.Discard()}
-	if err := c.evictDue(context.Background(), pods, checkpoints, now); err != nil {
+	if err := c.evictDueVictims(context.Background(), pods, checkpoints, now); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"ran-out", "checkpointed"}, evicted); diff != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
@@ -145,9 +146,14 @@ func (s *PrometheusSource) query(ctx context.Context, q string, at time.Time) (m
 func instant(ctx context.Context, api promv1.API, q string, at time.Time) (model.Vector, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	v, _, _, err := api.Query(ctx, q, at)
+	v, warnings, _, err := api.Query(ctx, q, at)
 	if err != nil {
 		return nil, err
+	}
+	if len(warnings) > 0 {
+		// A warning (a partial answer, say) leaves the answer usable,
+		// but says why usage may read oddly.
+		log.FromContext(ctx).Info("Prometheus warns about a usage query", "query", q, "warnings", []string(warnings))
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {
