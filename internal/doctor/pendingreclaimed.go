@@ -44,21 +44,8 @@ func explainReclaimed(pending []*corev1.Pod, names []corev1.ResourceName, nodes 
 		}
 	}
 
-	var parts []string
-	var short corev1.ResourceName
-	for _, name := range names {
-		n := mostReclaimedFree(nodes, name)
-		published, free := batchQuantity(n.allocatable, name), batchQuantity(n.free, name)
-		parts = append(parts, fmt.Sprintf("the most %s free on any node is %s (%s publishes %s, its pods hold %s)",
-			reclaimedWords(name), showBatch(name, free), n.node.Name, showAmount(name, published), showAmount(name, published-free)))
-		if short == "" && amountOf(asks, name) > free {
-			short = name
-		}
-	}
-	if short == "" { // each resource fits some node, but no node fits both
-		short = names[0]
-	}
-	finding := head + "; " + strings.Join(parts, "; ")
+	free, short := reclaimedFreeWords(nodes, names, asks)
+	finding := head + "; " + free
 	if room := roomFor(nodes, asks); room > 0 {
 		return shortfall{
 			finding: finding + fmt.Sprintf("; the nodes have room for %s of the %d waiting pod(s) now: %s", roomWords(room, len(pending)), len(pending), roomWhy(room, len(pending))),
@@ -92,6 +79,26 @@ func explainReclaimed(pending []*corev1.Pod, names []corev1.ResourceName, nodes 
 			showBatch(short, batchQuantity(top.allocatable, short)), whyPublished(top.node, short, now), outcome),
 		fix: fmt.Sprintf("%s; %s; `backfill describe node %s` shows the formula", wait, sooner, top.node.Name),
 	}
+}
+
+// reclaimedFreeWords says, per resource of names, the most free on any node, and
+// names the first resource that pods asking asks are short of.
+func reclaimedFreeWords(nodes []nodeFree, names []corev1.ResourceName, asks colocation.Resources) (string, corev1.ResourceName) {
+	var parts []string
+	var short corev1.ResourceName
+	for _, name := range names {
+		n := mostReclaimedFree(nodes, name)
+		published, free := batchQuantity(n.allocatable, name), batchQuantity(n.free, name)
+		parts = append(parts, fmt.Sprintf("the most %s free on any node is %s (%s publishes %s, its pods hold %s)",
+			reclaimedWords(name), showBatch(name, free), n.node.Name, showAmount(name, published), showAmount(name, published-free)))
+		if short == "" && amountOf(asks, name) > free {
+			short = name
+		}
+	}
+	if short == "" { // each resource fits some node, but no node fits both
+		short = names[0]
+	}
+	return strings.Join(parts, "; "), short
 }
 
 // outlook says when pods asking ask of a batch resource can start on the

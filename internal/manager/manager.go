@@ -76,36 +76,14 @@ func Run(ctx context.Context, opts Options) error {
 // RunWithConfig runs the manager against the cluster of cfg until ctx ends.
 func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	logger := ctrl.Log.WithName("manager")
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "backfill-manager"
-	pacing, err := DecidePacing(ctx, cfg, opts.QPS, opts.Burst)
+	cfg, err := pacedConfig(ctx, cfg, opts, logger)
 	if err != nil {
 		return err
 	}
-	pacing.log(logger)
-	cfg.QPS, cfg.Burst = pacing.QPS, pacing.Burst
-
-	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	gang, err := prepareCluster(ctx, cfg, opts, logger)
 	if err != nil {
 		return err
 	}
-	if err := colocation.EnsureOfflinePriorityClass(ctx, direct, opts.OfflinePriorityClass, opts.OfflinePriority); err != nil {
-		return err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	gang, err := colocation.DiscoverGangScheduler(dc)
-	if err != nil {
-		return err
-	}
-	if gang == colocation.GangNone {
-		logger.Info("The cluster serves no PodGroup: distributed TFJobs start without gang scheduling (turn on Kubernetes' GenericWorkload feature gate, or install Volcano or scheduler-plugins)")
-	} else {
-		logger.Info("Distributed TFJobs start as gangs", "gangScheduler", gang)
-	}
-
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, gang))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -116,34 +94,92 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
+	if err := setupControllers(ctx, mgr, opts, gang); err != nil {
+		return err
+	}
+	logger.Info("Starting the manager", "host", cfg.Host, "leaderElection", opts.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+// pacedConfig is cfg as the manager's own, at the pace the apiserver's
+// priority and fairness leave it (DecidePacing).
+func pacedConfig(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) (*rest.Config, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "backfill-manager"
+	pacing, err := DecidePacing(ctx, cfg, opts.QPS, opts.Burst)
+	if err != nil {
+		return nil, err
+	}
+	pacing.log(logger)
+	cfg.QPS, cfg.Burst = pacing.QPS, pacing.Burst
+	return cfg, nil
+}
+
+// prepareCluster makes the offline PriorityClass and finds the cluster's
+// gang scheduler, if any.
+func prepareCluster(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) (colocation.GangScheduler, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return colocation.GangNone, err
+	}
+	if err := colocation.EnsureOfflinePriorityClass(ctx, direct, opts.OfflinePriorityClass, opts.OfflinePriority); err != nil {
+		return colocation.GangNone, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return colocation.GangNone, err
+	}
+	gang, err := colocation.DiscoverGangScheduler(dc)
+	if err != nil {
+		return colocation.GangNone, err
+	}
+	if gang == colocation.GangNone {
+		logger.Info("The cluster serves no PodGroup: distributed TFJobs start without gang scheduling (turn on Kubernetes' GenericWorkload feature gate, or install Volcano or scheduler-plugins)")
+	} else {
+		logger.Info("Distributed TFJobs start as gangs", "gangScheduler", gang)
+	}
+	return gang, nil
+}
+
+// setupControllers adds the metrics, reclaimed capacity, the report
+// endpoint and the TFJob controller to mgr.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang colocation.GangScheduler) error {
 	view, err := clusterView(mgr, opts)
 	if err != nil {
 		return err
 	}
+	tfjobOpts := tfjobOptions(opts, gang)
 	// The TFJob controller tells the metrics which jobs it retires: their
 	// leaving the cache is no deletion.
-	retiring := metrics.NewRetiringJobs()
-	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, RetiredLabel: tfjob.RetiredLabel, Retiring: retiring}
+	tfjobOpts.Retiring = metrics.NewRetiringJobs()
+	metricsOpts := metrics.Options{OfflinePriorityClass: opts.OfflinePriorityClass, RetiredLabel: tfjob.RetiredLabel, Retiring: tfjobOpts.Retiring}
 	if opts.ColocationMetrics {
 		metricsOpts.View = view
 	}
 	if err := metrics.Setup(mgr, metricsOpts); err != nil {
 		return fmt.Errorf("setting up the metrics: %w", err)
 	}
-	var supply tfjob.ReclaimedSupply
 	if opts.Reclaim {
-		if supply, err = setupReclaim(mgr, view, opts); err != nil {
+		if tfjobOpts.Supply, err = setupReclaim(mgr, view, opts); err != nil {
 			return err
 		}
 	}
-	store, access, err := setupReports(mgr, opts)
-	if err != nil {
+	if tfjobOpts.Progress, tfjobOpts.Reports, err = setupReports(mgr, opts); err != nil {
 		return err
 	}
-	if store != nil {
-		metrics.ReportedJobs(store.Len)
+	if tfjobOpts.Progress != nil {
+		metrics.ReportedJobs(tfjobOpts.Progress.Len)
 	}
-	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjob.Options{
+	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjobOpts)
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the TFJob controller: %w", err)
+	}
+	return nil
+}
+
+// tfjobOptions are the TFJob controller's options from the manager's.
+func tfjobOptions(opts Options, gang colocation.GangScheduler) tfjob.Options {
+	return tfjob.Options{
 		DefaultCleanPodPolicy: kubeflowv1.CleanPodPolicy(opts.DefaultCleanPodPolicy),
 		ClusterDomain:         opts.ClusterDomain,
 		Workers:               opts.Workers,
@@ -154,16 +190,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 		StopNotice:            opts.StopNotice,
 		RetireAfter:           opts.RetireAfter,
 		Reclaim:               opts.Reclaim,
-		Supply:                supply,
-		Progress:              store,
-		Reports:               access,
-		Retiring:              retiring,
-	})
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("setting up the TFJob controller: %w", err)
 	}
-	logger.Info("Starting the manager", "host", cfg.Host, "leaderElection", opts.LeaderElect)
-	return mgr.Start(ctx)
 }
 
 // clusterView is the slim view of every node and pod that the

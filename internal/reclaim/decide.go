@@ -87,7 +87,6 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 	d.Target = n.Capacity.Sub(d.Margin).Sub(d.Reserved.Max(u.System)).Sub(u.OnlinePeak).Sub(n.OnRequests).NonNegative()
 	d.Target.Memory = wholeMiB(d.Target.Memory)
 
-	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
 	hold, grow, giveBack := listen(n, u.Online, s, d.Held, now)
 	d.Online = hold
 	d.Need = deficit(n, u, s, d.Held, d.Margin, d.Reserved.Max(u.System))
@@ -113,31 +112,41 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 		d.Published = remaining
 		d.Why = "cooling down after an eviction: no room for new offline pods"
 	default:
-		// Growth accrues from the last change, at most a minute's worth, so
-		// that small steps wait to be worth a write and a long quiet spell
-		// does not let capacity jump.
-		growth := n.Capacity.Percent(s.GrowthPerMinute, s.GrowthPerMinute)
-		since := min(now.Sub(n.PublishedAt), time.Minute)
-		growth = Resources{MilliCPU: scale(growth.MilliCPU, since), Memory: scale(growth.Memory, since)}
-		if u.Partial {
-			growth = Resources{}
-		}
-		if !grow {
-			growth.MilliCPU = 0
-		}
-		d.Published = Resources{
-			MilliCPU: follow(n.Published.MilliCPU, d.Target.MilliCPU, remaining.MilliCPU, growth.MilliCPU, tolerance.MilliCPU),
-			Memory:   follow(n.Published.Memory, d.Target.Memory, remaining.Memory, growth.Memory, tolerance.Memory),
-		}
-		d.Why = why(n.Published, d.Published, d.Target, u.Partial)
-		if hold != nil {
-			d.Published.MilliCPU = min(d.Published.MilliCPU, max(hold.MilliCPU, remaining.MilliCPU))
-			d.Why = heldWhy(hold, d.Why)
-		}
+		d.Published, d.Why = followTarget(n, u, s, d.Target, remaining, hold, grow, now)
 	}
 	// Whole MiB read better on a node, and never drop below what pods hold.
 	d.Published.Memory = max(wholeMiB(d.Published.Memory), min(remaining.Memory, d.Published.Memory))
 	return d
+}
+
+// followTarget is what to publish when no pod is evicted and no
+// cool-down runs: the published amount moves toward the target, down at
+// once and up by the growth rate, never below what pods hold (remaining),
+// and held by online latency (hold) or kept from growing (grow false).
+func followTarget(n Node, u *Usage, s Settings, target, remaining Resources, hold *OnlineHold, grow bool, now time.Time) (Resources, string) {
+	// Growth accrues from the last change, at most a minute's worth, so
+	// that small steps wait to be worth a write and a long quiet spell
+	// does not let capacity jump.
+	growth := n.Capacity.Percent(s.GrowthPerMinute, s.GrowthPerMinute)
+	since := min(now.Sub(n.PublishedAt), time.Minute)
+	growth = Resources{MilliCPU: scale(growth.MilliCPU, since), Memory: scale(growth.Memory, since)}
+	if u.Partial {
+		growth = Resources{}
+	}
+	if !grow {
+		growth.MilliCPU = 0
+	}
+	tolerance := n.Capacity.Percent(s.MinChange, s.MinChange)
+	published := Resources{
+		MilliCPU: follow(n.Published.MilliCPU, target.MilliCPU, remaining.MilliCPU, growth.MilliCPU, tolerance.MilliCPU),
+		Memory:   follow(n.Published.Memory, target.Memory, remaining.Memory, growth.Memory, tolerance.Memory),
+	}
+	moved := why(n.Published, published, target, u.Partial)
+	if hold != nil {
+		published.MilliCPU = min(published.MilliCPU, max(hold.MilliCPU, remaining.MilliCPU))
+		moved = heldWhy(hold, moved)
+	}
+	return published, moved
 }
 
 // wholeMiB rounds bytes down to a whole MiB.

@@ -35,10 +35,9 @@ func indexByJobName(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
 
-// observe reads the job's pods and services from the cache. Objects with
-// the job's labels that are not its replicas (ownReplica) are not adopted,
-// whatever owner they name: their names are noted as taken, and the
-// tracking finalizer of the job's own leftovers noted for release.
+// observe reads the job's pods and services from the cache, the progress
+// it reported and the reclaimed supply, and whether what its pods need
+// (PriorityClasses, the PodGroup) exists.
 func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observed, error) {
 	obs := observed{
 		pods:          map[string]*corev1.Pod{},
@@ -55,11 +54,27 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 		s := r.opts.Supply.Supply()
 		obs.supply = &s
 	}
+	if err := r.observeChildren(ctx, job, &obs); err != nil {
+		return obs, err
+	}
+	var err error
+	if obs.missingPriorityClasses, err = r.missingPriorityClasses(ctx, job); err != nil {
+		return obs, err
+	}
+	obs.hasPodGroup, err = r.hasPodGroup(ctx, job)
+	return obs, err
+}
+
+// observeChildren sorts the pods and services with the job's labels.
+// Objects that are not its replicas (ownReplica) are not adopted, whatever
+// owner they name: their names are noted as taken, and the tracking
+// finalizer of the job's own leftovers noted for release.
+func (r *Reconciler) observeChildren(ctx context.Context, job *kubeflowv1.TFJob, obs *observed) error {
 	log := log.FromContext(ctx)
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingFields{jobNameIndex: job.Name}}
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, opts...); err != nil {
-		return obs, fmt.Errorf("listing pods: %w", err)
+		return fmt.Errorf("listing pods: %w", err)
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
@@ -76,7 +91,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	}
 	var services corev1.ServiceList
 	if err := r.client.List(ctx, &services, opts...); err != nil {
-		return obs, fmt.Errorf("listing services: %w", err)
+		return fmt.Errorf("listing services: %w", err)
 	}
 	for i := range services.Items {
 		svc := &services.Items[i]
@@ -86,21 +101,34 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 			obs.takenServices.Insert(svc.Name)
 		}
 	}
+	return nil
+}
+
+// missingPriorityClasses names the PriorityClasses the job's pods would
+// use that do not exist.
+func (r *Reconciler) missingPriorityClasses(ctx context.Context, job *kubeflowv1.TFJob) ([]string, error) {
+	var missing []string
 	for _, name := range colocation.JobPriorityClasses(job, r.opts.OfflinePriorityClass) {
 		err := r.client.Get(ctx, client.ObjectKey{Name: name}, &schedulingv1.PriorityClass{})
 		switch {
 		case apierrors.IsNotFound(err):
-			obs.missingPriorityClasses = append(obs.missingPriorityClasses, name)
+			missing = append(missing, name)
 		case err != nil:
-			return obs, fmt.Errorf("reading PriorityClass %s: %w", name, err)
+			return nil, fmt.Errorf("reading PriorityClass %s: %w", name, err)
 		}
 	}
-	if r.opts.Gang != colocation.GangNone {
-		err := r.client.Get(ctx, client.ObjectKeyFromObject(job), EmptyPodGroup(r.opts.Gang))
-		if client.IgnoreNotFound(err) != nil {
-			return obs, fmt.Errorf("reading the PodGroup: %w", err)
-		}
-		obs.hasPodGroup = err == nil
+	return missing, nil
+}
+
+// hasPodGroup says whether the job's PodGroup exists, under a gang
+// scheduler.
+func (r *Reconciler) hasPodGroup(ctx context.Context, job *kubeflowv1.TFJob) (bool, error) {
+	if r.opts.Gang == colocation.GangNone {
+		return false, nil
 	}
-	return obs, nil
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(job), EmptyPodGroup(r.opts.Gang))
+	if client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("reading the PodGroup: %w", err)
+	}
+	return err == nil, nil
 }

@@ -38,29 +38,7 @@ type podOptions struct {
 func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts podOptions) (*corev1.Pod, error) {
 	spec := job.Spec.TFReplicaSpecs[rtype]
 	template := spec.Template.DeepCopy()
-
-	podLabels := template.Labels
-	if podLabels == nil {
-		podLabels = map[string]string{}
-	}
-	for k, v := range replicaLabels(job.Name, rtype, index) {
-		podLabels[k] = v
-	}
-	if isMasterRole(job.Spec.TFReplicaSpecs, rtype, index) {
-		podLabels[kubeflowv1.JobRoleLabel] = kubeflowv1.JobRoleMaster
-	}
-
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            replicaName(job.Name, rtype, index),
-			Namespace:       job.Namespace,
-			Labels:          podLabels,
-			Annotations:     template.Annotations,
-			OwnerReferences: []metav1.OwnerReference{ownerReference(job)},
-			Finalizers:      []string{trackingFinalizer},
-		},
-		Spec: template.Spec,
-	}
+	pod := &corev1.Pod{ObjectMeta: podMeta(job, rtype, index, template.ObjectMeta), Spec: template.Spec}
 	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
 	// Kubeflow v1 never copied schedulingPolicy.priorityClass to the pods.
 	pod.Spec.PriorityClassName = colocation.ReplicaPriorityClass(job, rtype, opts.offlinePriorityClass)
@@ -70,38 +48,76 @@ func podFor(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, opts
 	}
 	joinGang(pod, opts)
 	if opts.reclaim && colocation.OnReclaimedCapacity(job.Annotations) {
-		original, err := colocation.ToBatchResources(&pod.Spec, opts.rules)
-		if err != nil {
+		if err := onBatchResources(pod, opts.rules); err != nil {
 			return nil, err
 		}
-		if original != "" {
-			if pod.Annotations == nil {
-				pod.Annotations = map[string]string{}
-			}
-			pod.Annotations[colocation.OriginalResourcesAnnotation] = original
-		}
 	}
+	if err := withTensorFlowContainer(job, rtype, index, &pod.Spec, opts); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
 
+// podMeta is the pod's metadata: the template's labels and annotations,
+// our replica labels, the master role, the owner and our finalizer.
+func podMeta(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, template metav1.ObjectMeta) metav1.ObjectMeta {
+	labels := template.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range replicaLabels(job.Name, rtype, index) {
+		labels[k] = v
+	}
+	if isMasterRole(job.Spec.TFReplicaSpecs, rtype, index) {
+		labels[kubeflowv1.JobRoleLabel] = kubeflowv1.JobRoleMaster
+	}
+	return metav1.ObjectMeta{
+		Name:            replicaName(job.Name, rtype, index),
+		Namespace:       job.Namespace,
+		Labels:          labels,
+		Annotations:     template.Annotations,
+		OwnerReferences: []metav1.OwnerReference{ownerReference(job)},
+		Finalizers:      []string{trackingFinalizer},
+	}
+}
+
+// onBatchResources moves the pod's cpu and memory to batch resources,
+// shaped by rules, and keeps what it asked for in an annotation.
+func onBatchResources(pod *corev1.Pod, rules colocation.ContainerRules) error {
+	original, err := colocation.ToBatchResources(&pod.Spec, rules)
+	if err != nil || original == "" {
+		return err
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[colocation.OriginalResourcesAnnotation] = original
+	return nil
+}
+
+// withTensorFlowContainer gives the tensorflow container its port, the
+// stop notice volume, report access and, in a distributed job, TF_CONFIG.
+func withTensorFlowContainer(job *kubeflowv1.TFJob, rtype kubeflowv1.ReplicaType, index int, spec *corev1.PodSpec, opts podOptions) error {
 	var tfConfig string
 	if isDistributed(job) {
 		var err error
 		if tfConfig, err = tfConfigFor(job, rtype, index, opts.clusterDomain); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
 		if c.Name != kubeflowv1.ContainerName {
 			continue
 		}
 		c.Ports = withDefaultPort(c.Ports)
-		withNoticeVolume(&pod.Spec, c)
-		withReportAccess(job, &pod.Spec, c, opts.reports)
+		withNoticeVolume(spec, c)
+		withReportAccess(job, spec, c, opts.reports)
 		if tfConfig != "" {
 			c.Env = append(c.Env, corev1.EnvVar{Name: "TF_CONFIG", Value: tfConfig})
 		}
 	}
-	return pod, nil
+	return nil
 }
 
 // podRestartPolicy maps a replica's restart policy onto the pod: under

@@ -160,7 +160,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	kubeflowv1.Default(job)
+	return r.sync(ctx, job)
+}
 
+// sync is one pass over a live job: observe, plan, write the status, then
+// apply the plan and expect its writes in the cache.
+func (r *Reconciler) sync(ctx context.Context, job *kubeflowv1.TFJob) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(job)
 	obs, err := r.observe(ctx, job)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -171,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	p := planPass(job, obs, now, policy{defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy, gang: r.opts.Gang, offlinePriorityClass: r.opts.OfflinePriorityClass, stopNotice: r.opts.StopNotice, retireAfter: r.opts.RetireAfter, stepInterval: progress.StepInterval})
+	p := planPass(job, obs, now, r.policy())
 	if p.stepsHeld > 0 {
 		r.opts.Progress.HoldUntil(job.UID, now.Add(p.stepsHeld))
 	}
@@ -188,20 +194,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The error reaches only the manager's log; users look for why pods
 		// do not appear in the job's events.
 		if errors.Is(err, errCreatingPod) {
-			r.refused.note(req.NamespacedName, true)
+			r.refused.note(key, true)
 			r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedCreatePod, "Create", "%s", err.Error())
 		}
 		// The next pass re-plans from the cache; writes that did land are
 		// idempotent to repeat.
 		return ctrl.Result{}, err
 	}
-	r.refused.note(req.NamespacedName, false)
+	r.refused.note(key, false)
 	pend.staleVersion = written
 	r.expected.expect(job.UID, pend, now)
 	for _, e := range p.events {
 		r.recorder.Eventf(job, nil, e.eventType, e.reason, e.reason, "%s", e.message)
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// policy is the operator's side of a pass: its flags' defaults.
+func (r *Reconciler) policy() policy {
+	return policy{
+		defaultCleanPodPolicy: r.opts.DefaultCleanPodPolicy,
+		gang:                  r.opts.Gang,
+		offlinePriorityClass:  r.opts.OfflinePriorityClass,
+		stopNotice:            r.opts.StopNotice,
+		retireAfter:           r.opts.RetireAfter,
+		stepInterval:          progress.StepInterval,
+	}
 }
 
 // forgetProgress drops the reported progress of the job named job unless
