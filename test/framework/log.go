@@ -14,11 +14,9 @@ import (
 type ManagerLog int
 
 const (
-	// ManagerLogUnset sets no logger: the default.
-	ManagerLogUnset ManagerLog = iota
 	// ManagerLogStderr writes to stderr errors only, everything with
-	// BACKFILL_TEST_LOG=debug.
-	ManagerLogStderr
+	// BACKFILL_TEST_LOG=debug: the default.
+	ManagerLogStderr ManagerLog = iota
 	// ManagerLogFile writes from info up to manager.log in the suite's
 	// logs, kept when the suite fails.
 	ManagerLogFile

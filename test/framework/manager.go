@@ -2,16 +2,41 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/backfill-dev/backfill/internal/manager"
+	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
 // Manager is a backfill manager a suite runs in-process.
 type Manager struct {
 	done chan struct{}
 	err  error
+}
+
+// ManagerOptions are the manager's defaults with its metrics and health
+// servers off, so that no suite's manager binds a fixed port; a suite that
+// scrapes the manager gives it an address of its own.
+func ManagerOptions() manager.Options {
+	opts := manager.DefaultOptions()
+	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	return opts
+}
+
+// ReclaimSettings are reclaim's production model on a clock fast enough
+// for a suite: a pass a second, growth to full within a pass, any change
+// worth a write, and CPU evicted at once, since suites raise online use
+// for good, never in bursts. window and staleAfter are the suite's, as
+// its usage source samples.
+func ReclaimSettings(window, staleAfter time.Duration) reclaim.Settings {
+	s := reclaim.DefaultSettings()
+	s.Interval = time.Second
+	s.Window, s.StaleAfter = window, staleAfter
+	s.GrowthPerMinute, s.MinChange = 1000, 1
+	s.CPUEvictionDelay = 0
+	return s
 }
 
 // StartManager runs the manager with opts against the cluster of cfg in a

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -71,8 +70,7 @@ func TestMain(m *testing.M) {
 // case writes itself. That case gives its TFJob the batch resources
 // directly, as the operator does with --reclaim.
 func startManager(s *framework.Suite) error {
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts := framework.ManagerOptions()
 	opts.LeaderElect, opts.LeaderElectionNamespace = true, managerNamespace
 	opts.Reclaim = false
 	s.StartManager(apiServer.Env.Config, opts)

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -37,8 +36,7 @@ func TestMain(m *testing.M) {
 		if err := waitServed(); err != nil {
 			return err
 		}
-		opts := manager.DefaultOptions()
-		opts.MetricsAddress, opts.HealthAddress = "0", "0"
+		opts := framework.ManagerOptions()
 		opts.RetireAfter = 0 // retire finished jobs at once, for TestVolcanoGang
 		s.StartManager(apiServer.Env.Config, opts)
 		return nil

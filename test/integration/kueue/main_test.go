@@ -21,7 +21,6 @@ import (
 
 	"github.com/backfill-dev/backfill/internal/devcluster/kueue"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
-	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -40,13 +39,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, framework.Setup{
-		Name:        "kueue",
-		ManagerLog:  framework.ManagerLogStderr,
-		Controllers: "garbage-collector-controller,namespace-controller",
-		Scheduler:   true,
-		Kwok:        true,
-	}, prepare))
+	setup := framework.Setup{Name: "kueue", Controllers: "garbage-collector-controller,namespace-controller", Scheduler: true, Kwok: true}
+	os.Exit(framework.Run(m, setup, prepare))
 }
 
 // prepare runs Kueue and the manager, then makes the nodes, the priority
@@ -56,8 +50,7 @@ func prepare(s *framework.Suite) error {
 	if _, err := s.StartKueue(apiServer, &kueue.WaitForPodsReady{Timeout: podsReadyTimeout, Backoff: time.Second}); err != nil {
 		return err
 	}
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts := framework.ManagerOptions()
 	opts.StopNotice = stopNotice
 	// Kueue counts quota from the templates' requests, whatever the pods
 	// then run on; the suite keeps the pods' requests as they are.

@@ -37,31 +37,21 @@ const (
 )
 
 func settings() reclaim.Settings {
-	s := reclaim.DefaultSettings()
-	s.Interval = time.Second
-	s.Window = 20 * time.Second
-	s.GrowthPerMinute = 1000
-	s.MinChange = 1
+	s := framework.ReclaimSettings(20*time.Second, 8*time.Second)
 	s.Cooldown = 10 * time.Second
-	s.StaleAfter = 8 * time.Second
-	s.CPUEvictionDelay = 0 // the suite raises online use for good, never in bursts
 	s.OnlineEvictAfter = 3 * time.Second
 	s.OnlineRecoverAfter = 5 * time.Second
 	return s
 }
 
+// controllers the suite runs: the disruption controller keeps
+// PodDisruptionBudgets' status, which the Eviction API reads; the quota
+// controller ResourceQuotas', without which the apiserver admits no pod in
+// their namespace.
+const controllers = "garbage-collector-controller,disruption-controller,resourcequota-controller"
+
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, framework.Setup{
-		Name:       "reclaim",
-		ManagerLog: framework.ManagerLogStderr,
-		// The disruption controller keeps PodDisruptionBudgets' status,
-		// which the Eviction API reads; the quota controller
-		// ResourceQuotas', without which the apiserver admits no pod in
-		// their namespace.
-		Controllers: "garbage-collector-controller,disruption-controller,resourcequota-controller",
-		Scheduler:   true,
-		Kwok:        true,
-	}, prepare))
+	os.Exit(framework.Run(m, framework.Setup{Name: "reclaim", Controllers: controllers, Scheduler: true, Kwok: true}, prepare))
 }
 
 // prepare runs the online service's latency server, a Prometheus scraping
@@ -83,8 +73,8 @@ func prepare(s *framework.Suite) error {
 	}
 	s.OnStop("prometheus", prom.stop)
 
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = managerMetrics, "0"
+	opts := framework.ManagerOptions()
+	opts.MetricsAddress = managerMetrics
 	opts.UsageSource, opts.PrometheusURL, opts.PrometheusRateWindow = manager.UsageSourcePrometheus, prom.url, rateWindow
 	opts.ReclaimSettings = settings()
 	opts.StopNotice = stopNotice

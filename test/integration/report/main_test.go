@@ -22,7 +22,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/internal/report"
 	"github.com/backfill-dev/backfill/test/framework"
 )
@@ -41,7 +40,7 @@ var (
 const stopNotice = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, framework.Setup{Name: "report", ManagerLog: framework.ManagerLogStderr}, prepare))
+	os.Exit(framework.Run(m, framework.Setup{Name: "report"}, prepare))
 }
 
 // prepare runs the manager with its report endpoint on a free loopback
@@ -69,8 +68,7 @@ func prepare(s *framework.Suite) error {
 	}
 	reportURL = fmt.Sprintf("https://127.0.0.1:%d", port)
 
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
+	opts := framework.ManagerOptions()
 	opts.Reclaim, opts.ColocationMetrics = false, false
 	opts.StopNotice = stopNotice
 	opts.ReportAddress, opts.ReportCertDir, opts.ReportURL = fmt.Sprintf("127.0.0.1:%d", port), certDir, reportURL

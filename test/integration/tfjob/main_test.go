@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -25,7 +24,6 @@ var metricsURL string
 func TestMain(m *testing.M) {
 	os.Exit(framework.Run(m, framework.Setup{
 		Name:        "tfjob",
-		ManagerLog:  framework.ManagerLogStderr,
 		Controllers: "garbage-collector-controller,namespace-controller",
 	}, func(s *framework.Suite) error {
 		apiServer = s.APIServer
@@ -34,8 +32,8 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-		opts := manager.DefaultOptions()
-		opts.MetricsAddress, opts.HealthAddress = fmt.Sprintf("127.0.0.1:%d", port), "0"
+		opts := framework.ManagerOptions()
+		opts.MetricsAddress = fmt.Sprintf("127.0.0.1:%d", port)
 		opts.StopNotice = stopNotice
 		opts.RetireAfter = 0 // retire finished jobs at once, for TestRetire
 		s.StartManager(apiServer.Env.Config, opts)

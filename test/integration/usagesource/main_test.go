@@ -20,8 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
-	"github.com/backfill-dev/backfill/internal/manager"
-	"github.com/backfill-dev/backfill/internal/reclaim"
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
@@ -37,27 +35,12 @@ var (
 // 32Gi and uses 2 CPU and 8Gi.
 var nodes = []string{"sim-cpu-0", "sim-cpu-1"}
 
-// settings are the production model on a clock fast enough for a test.
-// The window is long enough to see the manager's usage history warm up
-// once metrics-server answers (its first node metrics take two to three
-// of its 10 s scrapes).
-func settings() reclaim.Settings {
-	s := reclaim.DefaultSettings()
-	s.Interval = time.Second
-	s.Window = time.Minute
-	s.CPUEvictionDelay = 0
-	s.GrowthPerMinute, s.MinChange = 1000, 1
-	s.StaleAfter = 40 * time.Second
-	return s
-}
-
 func TestMain(m *testing.M) {
 	os.Exit(framework.Run(m, framework.Setup{
-		Name:       "usage-source",
-		ManagerLog: framework.ManagerLogStderr,
-		APIServer:  framework.AggregatingAPIServer,
-		Scheduler:  true,
-		Kwok:       true,
+		Name:      "usage-source",
+		APIServer: framework.AggregatingAPIServer,
+		Scheduler: true,
+		Kwok:      true,
 	}, prepare))
 }
 
@@ -72,9 +55,11 @@ func prepare(s *framework.Suite) error {
 	if err := createNodes(); err != nil {
 		return err
 	}
-	opts := manager.DefaultOptions()
-	opts.MetricsAddress, opts.HealthAddress = "0", "0"
-	opts.ReclaimSettings = settings()
+	opts := framework.ManagerOptions()
+	// The window is long enough to see the manager's usage history warm
+	// up once metrics-server answers (its first node metrics take two to
+	// three of its 10 s scrapes).
+	opts.ReclaimSettings = framework.ReclaimSettings(time.Minute, 40*time.Second)
 	if err := opts.Validate(); err != nil {
 		return err
 	}
