@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +29,12 @@ type APIServer struct {
 }
 
 // StartAPIServer starts etcd and kube-apiserver and installs the CRDs of
-// config/crd/bases.
-func StartAPIServer() (*APIServer, error) {
+// deploy/crds.
+func StartAPIServer() (*APIServer, error) { return startAPIServer(nil) }
+
+// startAPIServer is StartAPIServer with flags ("--name=value") added to
+// kube-apiserver's.
+func startAPIServer(flags []string) (*APIServer, error) {
 	if err := requireBinaries("etcd", "kube-apiserver", "kubectl"); err != nil {
 		return nil, err
 	}
@@ -40,7 +45,12 @@ func StartAPIServer() (*APIServer, error) {
 		Scheme:                Scheme(),
 	}
 	env.ControlPlane.GetAPIServer().Path = binaryPath("kube-apiserver")
-	env.ControlPlane.GetAPIServer().Configure().Append("bind-address", "127.0.0.1")
+	args := env.ControlPlane.GetAPIServer().Configure()
+	args.Append("bind-address", "127.0.0.1")
+	for _, flag := range flags {
+		name, value, _ := strings.Cut(strings.TrimPrefix(flag, "--"), "=")
+		args.Set(name, value)
+	}
 	if _, err := env.Start(); err != nil {
 		_ = env.Stop() // Start leaves the servers running when installing the CRDs fails
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)

@@ -15,6 +15,36 @@ import (
 	"github.com/backfill-dev/backfill/test/framework"
 )
 
+// memoryScene is a node with the pods of two training jobs, one that
+// saved a checkpoint a minute ago and one that never did, running for an
+// hour, an offline pod of no job running for three, and an online pod, web,
+// using 30Gi; and an agent that lists them all.
+type memoryScene struct {
+	node                                *fakeNode
+	agent                               *agentOn
+	savedPod, unsavedPod, notebook, web *corev1.Pod
+}
+
+// newMemoryScene makes the scene with each offline pod using offlineUse
+// bytes of memory.
+func newMemoryScene(t *testing.T, offlineUse int64) memoryScene {
+	ns := newNamespace(t)
+	sc := memoryScene{node: newFakeNode(t, "node-"+ns)}
+	now := time.Now()
+	saved, unsaved := createJob(t, ns, "saved", now.Add(-time.Minute)), createJob(t, ns, "unsaved", time.Time{})
+	sc.savedPod = jobPod(t, saved, sc.node.name, now.Add(-time.Hour))
+	sc.unsavedPod = jobPod(t, unsaved, sc.node.name, now.Add(-time.Hour))
+	sc.notebook = offlinePod(t, ns, "notebook", sc.node.name, now.Add(-3*time.Hour))
+	sc.web = onlinePod(t, ns, "web", sc.node.name, now.Add(-24*time.Hour))
+	for _, p := range []*corev1.Pod{sc.savedPod, sc.unsavedPod, sc.notebook} {
+		sc.node.addPod(t, p, offlineUse)
+	}
+	sc.node.addPod(t, sc.web, 30*gi)
+	sc.agent = startAgent(t, sc.node, apiServer.Env.Config)
+	sc.agent.waitListed(t, sc.savedPod, sc.unsavedPod, sc.notebook, sc.web)
+	return sc
+}
+
 // TestMemoryEviction: above the memory threshold the agent evicts the
 // offline pod whose job loses least work (the job that checkpointed a
 // minute ago, before one that never did and an offline pod of no job
@@ -23,20 +53,9 @@ import (
 // pod. While its victim terminates, neither it nor a restarted agent
 // evicts again for the same shortage; a larger one takes the next.
 func TestMemoryEviction(t *testing.T) {
-	ns := newNamespace(t)
-	node := newFakeNode(t, "node-"+ns)
-	now := time.Now()
-	saved, unsaved := createJob(t, ns, "saved", now.Add(-time.Minute)), createJob(t, ns, "unsaved", time.Time{})
-	savedPod := jobPod(t, saved, node.name, now.Add(-time.Hour))
-	unsavedPod := jobPod(t, unsaved, node.name, now.Add(-time.Hour))
-	notebook := offlinePod(t, ns, "notebook", node.name, now.Add(-3*time.Hour))
-	web := onlinePod(t, ns, "web", node.name, now.Add(-24*time.Hour))
-	for _, p := range []*corev1.Pod{savedPod, unsavedPod, notebook} {
-		node.addPod(t, p, 6*gi)
-	}
-	node.addPod(t, web, 30*gi)
-	agent := startAgent(t, node, apiServer.Env.Config)
-	agent.waitListed(t, savedPod, unsavedPod, notebook, web)
+	sc := newMemoryScene(t, 6*gi)
+	node, agent := sc.node, sc.agent
+	savedPod, unsavedPod, notebook, web := sc.savedPod, sc.unsavedPod, sc.notebook, sc.web
 	histories := map[*corev1.Pod]*history{}
 	for _, p := range []*corev1.Pod{savedPod, unsavedPod, notebook, web} {
 		histories[p] = watchPod(t, p)
@@ -87,20 +106,9 @@ func TestMemoryEviction(t *testing.T) {
 // TestMemoryEvictionSecondVictim: when the pod whose job loses least work
 // does not cover the need alone, the next one goes too, in the same tick.
 func TestMemoryEvictionSecondVictim(t *testing.T) {
-	ns := newNamespace(t)
-	node := newFakeNode(t, "node-"+ns)
-	now := time.Now()
-	saved, unsaved := createJob(t, ns, "saved", now.Add(-time.Minute)), createJob(t, ns, "unsaved", time.Time{})
-	savedPod := jobPod(t, saved, node.name, now.Add(-time.Hour))
-	unsavedPod := jobPod(t, unsaved, node.name, now.Add(-time.Hour))
-	notebook := offlinePod(t, ns, "notebook", node.name, now.Add(-3*time.Hour))
-	web := onlinePod(t, ns, "web", node.name, now.Add(-24*time.Hour))
-	for _, p := range []*corev1.Pod{savedPod, unsavedPod, notebook} {
-		node.addPod(t, p, 3*gi)
-	}
-	node.addPod(t, web, 30*gi)
-	agent := startAgent(t, node, apiServer.Env.Config)
-	agent.waitListed(t, savedPod, unsavedPod, notebook, web)
+	sc := newMemoryScene(t, 3*gi)
+	node, agent := sc.node, sc.agent
+	savedPod, unsavedPod, notebook, web := sc.savedPod, sc.unsavedPod, sc.notebook, sc.web
 	savedHistory, unsavedHistory, webHistory := watchPod(t, savedPod), watchPod(t, unsavedPod), watchPod(t, web)
 
 	// 93%: 3.2Gi to release, more than either job's 3Gi.

@@ -203,27 +203,11 @@ func stopped(ctx context.Context, pod *corev1.Pod) (bool, error) {
 // runPod marks a pod Running, as a kubelet would.
 func runPod(t *testing.T, pod *corev1.Pod) {
 	t.Helper()
-	setPodStatus(t, pod, func(s *corev1.PodStatus) {
+	apiServer.SetPodStatus(t, pod, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.ContainerStatuses = []corev1.ContainerStatus{{
 			Name: kubeflowv1.ContainerName, Ready: true,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
 		}}
-	})
-}
-
-// setPodStatus writes a pod's status subresource, retrying on conflict.
-func setPodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
-	t.Helper()
-	framework.Eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
-		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return false, err
-		}
-		mutate(&pod.Status)
-		err := apiServer.Client.Status().Update(ctx, pod)
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return err == nil, err
 	})
 }

@@ -19,7 +19,7 @@ import (
 func TestPreemptedInPart(t *testing.T) {
 	ns := newNamespace(t)
 	job, pods := runningJob(t, ns, "preempted", 2)
-	setPodStatus(t, pods[1], func(s *corev1.PodStatus) {
+	apiServer.SetPodStatus(t, pods[1], func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodFailed
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"})
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName,

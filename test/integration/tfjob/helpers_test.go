@@ -97,7 +97,7 @@ func waitGone(t *testing.T, obj client.Object) {
 // runPod marks a pod Running, as a kubelet would.
 func runPod(t *testing.T, pod *corev1.Pod) {
 	t.Helper()
-	setPodStatus(t, pod, func(s *corev1.PodStatus) {
+	apiServer.SetPodStatus(t, pod, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.ContainerStatuses = []corev1.ContainerStatus{{
 			Name: kubeflowv1.ContainerName, Ready: true,
@@ -110,7 +110,7 @@ func runPod(t *testing.T, pod *corev1.Pod) {
 // Succeeded (code 0) or Failed, as a kubelet would.
 func endPod(t *testing.T, pod *corev1.Pod, code int32) {
 	t.Helper()
-	setPodStatus(t, pod, func(s *corev1.PodStatus) {
+	apiServer.SetPodStatus(t, pod, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodSucceeded
 		if code != 0 {
 			s.Phase = corev1.PodFailed
@@ -119,22 +119,6 @@ func endPod(t *testing.T, pod *corev1.Pod, code int32) {
 			Name:  kubeflowv1.ContainerName,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.Now()}},
 		}}
-	})
-}
-
-// setPodStatus writes a pod's status subresource, retrying on conflict.
-func setPodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
-	t.Helper()
-	framework.Eventually(t, "pod "+pod.Name+" status to be written", func(ctx context.Context) (bool, error) {
-		if err := apiServer.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return false, err
-		}
-		mutate(&pod.Status)
-		err := apiServer.Client.Status().Update(ctx, pod)
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return err == nil, err
 	})
 }
 

@@ -96,13 +96,13 @@ func TestBackoffLimit(t *testing.T) {
 		ns := newNamespace(t, "")
 		job, pods := makeJob(ns, "crash").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyOnFailure).
 			run(func(r *kubeflowv1.RunPolicy) { r.BackoffLimit = ptr.To[int32](2) }).create(t, "crash-worker-0")
-		setPodStatus(t, pods["crash-worker-0"], func(s *corev1.PodStatus) {
+		apiServer.SetPodStatus(t, pods["crash-worker-0"], func(s *corev1.PodStatus) {
 			s.Phase = corev1.PodRunning
 			s.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName, RestartCount: 2,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 		})
 		waitForCondition(t, ns, job.Name, kubeflowv1.JobRunning)
-		setPodStatus(t, pods["crash-worker-0"], func(s *corev1.PodStatus) { s.ContainerStatuses[0].RestartCount = 3 })
+		apiServer.SetPodStatus(t, pods["crash-worker-0"], func(s *corev1.PodStatus) { s.ContainerStatuses[0].RestartCount = 3 })
 		failed := waitForCondition(t, ns, job.Name, kubeflowv1.JobFailed)
 		if reason := lastCondition(failed).Reason; reason != "BackoffLimitExceeded" {
 			t.Errorf("Failed reason = %s, want BackoffLimitExceeded", reason)

@@ -38,7 +38,7 @@ func TestMetrics(t *testing.T) {
 	_, okPods := makeJob(ns, "ok").replicas(kubeflowv1.ReplicaTypeWorker, 1, kubeflowv1.RestartPolicyOnFailure).create(t, "ok-worker-0")
 	runPod(t, okPods["ok-worker-0"])
 	waitForCondition(t, ns, "ok", kubeflowv1.JobRunning)
-	setPodStatus(t, okPods["ok-worker-0"], func(s *corev1.PodStatus) { s.ContainerStatuses[0].RestartCount = 2 })
+	apiServer.SetPodStatus(t, okPods["ok-worker-0"], func(s *corev1.PodStatus) { s.ContainerStatuses[0].RestartCount = 2 })
 	endPod(t, okPods["ok-worker-0"], 0)
 	waitForCondition(t, ns, "ok", kubeflowv1.JobSucceeded)
 
@@ -50,7 +50,7 @@ func TestMetrics(t *testing.T) {
 	waitForJob(t, bad, "both workers active", func(st kubeflowv1.JobStatus) bool {
 		return st.ReplicaStatuses[kubeflowv1.ReplicaTypeWorker].Active == 2
 	})
-	setPodStatus(t, badPods["bad-worker-1"], func(s *corev1.PodStatus) {
+	apiServer.SetPodStatus(t, badPods["bad-worker-1"], func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodFailed
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: kubeflowv1.ContainerName,
