@@ -3,6 +3,8 @@ package doctor
 import (
 	"encoding/json"
 	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -210,4 +212,20 @@ func verdicts(results []Result) []verdict {
 		out = append(out, verdict{r.Check, r.Status, r.Object})
 	}
 	return out
+}
+
+// wantTexts checks that r's finding holds each of findings, and its fix
+// each of fixes.
+func wantTexts(t *testing.T, r Result, findings, fixes []string) {
+	t.Helper()
+	for _, want := range findings {
+		if !strings.Contains(r.Finding, want) {
+			t.Errorf("finding %q: want %q in it", r.Finding, want)
+		}
+	}
+	for _, want := range fixes {
+		if !strings.Contains(r.Fix, want) {
+			t.Errorf("fix %q: want %q in it", r.Fix, want)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,16 +212,7 @@ func TestCheckGPUMetricNames(t *testing.T) {
 				t.Fatalf("verdicts (-want +got):\n%s\n%+v", diff, got)
 			}
 			for i, w := range tc.want {
-				for _, f := range w.findings {
-					if !strings.Contains(got[i].Finding, f) {
-						t.Errorf("finding %q: want %q in it", got[i].Finding, f)
-					}
-				}
-				for _, f := range w.fix {
-					if !strings.Contains(got[i].Fix, f) {
-						t.Errorf("fix %q: want %q in it", got[i].Fix, f)
-					}
-				}
+				wantTexts(t, got[i], w.findings, w.fix)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -119,16 +118,7 @@ func TestCheckKueueIntegration(t *testing.T) {
 			if diff := cmp.Diff([]verdict{{CheckKueueIntegration, tc.wantStatus, ""}}, verdicts(got)); diff != "" {
 				t.Fatalf("verdicts (-want +got):\n%s\n%+v", diff, got)
 			}
-			for _, want := range tc.wantFinding {
-				if !strings.Contains(got[0].Finding, want) {
-					t.Errorf("finding %q: want %q in it", got[0].Finding, want)
-				}
-			}
-			for _, want := range tc.wantFix {
-				if !strings.Contains(got[0].Fix, want) {
-					t.Errorf("fix %q: want %q in it", got[0].Fix, want)
-				}
-			}
+			wantTexts(t, got[0], tc.wantFinding, tc.wantFix)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -85,16 +84,7 @@ func TestCheckReclaimUsage(t *testing.T) {
 			if got.Check != CheckReclaimUsage || got.Status != tc.wantStatus {
 				t.Fatalf("got %s %s %q, want %s", got.Check, got.Status, got.Finding, tc.wantStatus)
 			}
-			for _, want := range tc.wantFindings {
-				if !strings.Contains(got.Finding, want) {
-					t.Errorf("finding %q: want %q in it", got.Finding, want)
-				}
-			}
-			for _, want := range tc.wantFix {
-				if !strings.Contains(got.Fix, want) {
-					t.Errorf("fix %q: want %q in it", got.Fix, want)
-				}
-			}
+			wantTexts(t, got, tc.wantFindings, tc.wantFix)
 		})
 	}
 }
