@@ -42,7 +42,7 @@ type WorkloadLatency struct {
 // joined with the manager's backfill_online_pod_info, and how long online
 // pods wait for a CPU (the node agent's series, else cAdvisor's PSI).
 type OnlineSignals struct {
-	api    promv1.API
+	prom   *promQueries
 	window time.Duration
 }
 
@@ -52,7 +52,7 @@ func NewOnlineSignals(url string, window time.Duration) (*OnlineSignals, error) 
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus-url %q: %w", url, err)
 	}
-	return &OnlineSignals{api: promv1.NewAPI(c), window: window}, nil
+	return &OnlineSignals{prom: newPromQueries(promv1.NewAPI(c)), window: window}, nil
 }
 
 // workload is an opted-in workload as the view's pods declare it.
@@ -225,5 +225,5 @@ func (o *OnlineSignals) p99(ctx context.Context, group []workload, now time.Time
 }
 
 func (o *OnlineSignals) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {
-	return instant(ctx, o.api, q, at)
+	return o.prom.instant(ctx, q, at)
 }

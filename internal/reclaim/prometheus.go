@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
@@ -23,7 +22,7 @@ import (
 // node_memory_working_set_bytes (/metrics/resource) for the system's use
 // where Prometheus has them. Every query covers all nodes at once.
 type PrometheusSource struct {
-	api promv1.API
+	prom *promQueries
 	// window is the peak's look-back and lasting the CPU eviction delay;
 	// rateWindow is the window of rate() over the CPU counters, at least
 	// four scrape intervals.
@@ -37,7 +36,7 @@ func NewPrometheusSource(url string, s Settings, rateWindow time.Duration) (*Pro
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus-url %q: %w", url, err)
 	}
-	return &PrometheusSource{api: promv1.NewAPI(c), window: s.Window, lasting: s.CPUEvictionDelay, rateWindow: rateWindow}, nil
+	return &PrometheusSource{prom: newPromQueries(promv1.NewAPI(c)), window: s.Window, lasting: s.CPUEvictionDelay, rateWindow: rateWindow}, nil
 }
 
 // Name implements UsageSource.
@@ -139,25 +138,5 @@ func (s *PrometheusSource) Usage(ctx context.Context, now time.Time) (map[string
 }
 
 func (s *PrometheusSource) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {
-	return instant(ctx, s.api, q, at)
-}
-
-// instant is the vector an instant query answers at a time.
-func instant(ctx context.Context, api promv1.API, q string, at time.Time) (model.Vector, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	v, warnings, _, err := api.Query(ctx, q, at)
-	if err != nil {
-		return nil, err
-	}
-	if len(warnings) > 0 {
-		// A warning (a partial answer, say) leaves the answer usable,
-		// but says why usage may read oddly.
-		log.FromContext(ctx).Info("Prometheus warns about a usage query", "query", q, "warnings", []string(warnings))
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("got a %s, want a vector", v.Type())
-	}
-	return vec, nil
+	return s.prom.instant(ctx, q, at)
 }
