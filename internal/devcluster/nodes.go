@@ -8,15 +8,28 @@ import (
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 )
 
+// What each node's own daemons (kubelet, container runtime, OS) use, as
+// on an idle real node: no node reads as unused, which metrics-server
+// would leave out of `kubectl top nodes`.
+var (
+	systemCPU    = resource.MustParse("50m")
+	systemMemory = resource.MustParse("256Mi")
+)
+
 // nodeSpecs are the simulated nodes: cpu-0.. and gpu-0.., all of one size.
 func (c *Cluster) nodeSpecs() []kwok.NodeSpec {
-	cpu, mem := resource.MustParse(c.opts.NodeCPU), resource.MustParse(c.opts.NodeMemory)
+	node := kwok.NodeSpec{
+		CPU: resource.MustParse(c.opts.NodeCPU), Memory: resource.MustParse(c.opts.NodeMemory),
+		SystemCPU: systemCPU, SystemMemory: systemMemory,
+	}
 	var specs []kwok.NodeSpec
 	for i := range c.opts.CPUNodes {
-		specs = append(specs, kwok.NodeSpec{Name: fmt.Sprintf("cpu-%d", i), CPU: cpu, Memory: mem})
+		node.Name = fmt.Sprintf("cpu-%d", i)
+		specs = append(specs, node)
 	}
 	for i := range c.opts.GPUNodes {
-		specs = append(specs, kwok.NodeSpec{Name: fmt.Sprintf("gpu-%d", i), CPU: cpu, Memory: mem, GPUs: c.opts.GPUsPerNode})
+		node.Name, node.GPUs = fmt.Sprintf("gpu-%d", i), c.opts.GPUsPerNode
+		specs = append(specs, node)
 	}
 	return specs
 }

@@ -38,6 +38,16 @@ const (
 	// its containers ("2Gi").
 	UsageMemoryAnnotation = "kwok.x-k8s.io/usage-memory"
 
+	// SystemCPUAnnotation on a node is the CPU, in cores ("0.05"), that
+	// its own daemons use (kubelet, container runtime, OS), added to its
+	// pods' in the emulated node metrics. A real node is never idle:
+	// metrics-server leaves out a node whose reading is zero, and
+	// `kubectl top nodes` shows it as unknown.
+	SystemCPUAnnotation = "backfill.dev/sim-system-cpu"
+	// SystemMemoryAnnotation on a node is its daemons' memory working set
+	// in bytes ("268435456").
+	SystemMemoryAnnotation = "backfill.dev/sim-system-memory"
+
 	// NodeTypeLabel says whether a node has GPUs: NodeTypeGPU or NodeTypeCPU.
 	NodeTypeLabel = "backfill.dev/node-type"
 	// NodeTypeGPU is the NodeTypeLabel value of nodes with GPUs.

@@ -103,7 +103,7 @@ func selectorText(obj *unstructured.Unstructured) string {
 // The Go constants and the YAML must name the same annotations.
 func TestConfigUsesTheAnnotationConstants(t *testing.T) {
 	config := string(Config())
-	for _, key := range []string{SimDurationAnnotation, SimExitCodeAnnotation, SimCrashLoopAnnotation, UsageCPUAnnotation, UsageMemoryAnnotation} {
+	for _, key := range []string{SimDurationAnnotation, SimExitCodeAnnotation, SimCrashLoopAnnotation, UsageCPUAnnotation, UsageMemoryAnnotation, SystemCPUAnnotation, SystemMemoryAnnotation} {
 		if !strings.Contains(config, `"`+key+`"`) {
 			t.Errorf("the config never reads %q", key)
 		}

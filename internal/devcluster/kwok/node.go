@@ -2,6 +2,7 @@ package kwok
 
 import (
 	"maps"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +22,9 @@ type NodeSpec struct {
 	GPUs int
 	// Labels are added to the node's own, and win over them.
 	Labels map[string]string
+	// SystemCPU and SystemMemory are what the node's own daemons use,
+	// added to its pods' use in its metrics; zero for none.
+	SystemCPU, SystemMemory resource.Quantity
 }
 
 // defaultMaxPods is the kubelet's default --max-pods.
@@ -52,13 +56,18 @@ func NodeObject(spec NodeSpec) *corev1.Node {
 		NodeTypeLabel:          nodeType,
 	}
 	maps.Copy(labels, spec.Labels)
+	annotations := map[string]string{ManagedNodeAnnotation: ManagedNodeValue}
+	if !spec.SystemCPU.IsZero() {
+		annotations[SystemCPUAnnotation] = strconv.FormatFloat(spec.SystemCPU.AsApproximateFloat64(), 'f', -1, 64)
+	}
+	if !spec.SystemMemory.IsZero() {
+		annotations[SystemMemoryAnnotation] = strconv.FormatInt(spec.SystemMemory.Value(), 10)
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   spec.Name,
-			Labels: labels,
-			Annotations: map[string]string{
-				ManagedNodeAnnotation: ManagedNodeValue,
-			},
+			Name:        spec.Name,
+			Labels:      labels,
+			Annotations: annotations,
 		},
 		Status: corev1.NodeStatus{
 			Capacity:    resources,
