@@ -9,7 +9,6 @@ import (
 
 	"github.com/backfill-dev/backfill/internal/devcluster/alertsink"
 	"github.com/backfill-dev/backfill/internal/devcluster/amconfig"
-	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
 // Component names of the alerting path.
@@ -30,7 +29,7 @@ func (c *Cluster) startAlertSink(ctx context.Context) error {
 	if err := os.MkdirAll(c.alertmanagerDir(), 0o755); err != nil {
 		return err
 	}
-	port, err := process.FreePorts(1)
+	port, err := c.freePorts(1)
 	if err != nil {
 		return err
 	}
@@ -59,7 +58,7 @@ func (c *Cluster) startAlertmanager(ctx context.Context) error {
 	if err := os.WriteFile(configPath, cfg, 0o644); err != nil {
 		return err
 	}
-	port, err := process.FreePorts(1)
+	port, err := c.freePorts(1)
 	if err != nil {
 		return err
 	}

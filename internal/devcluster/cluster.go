@@ -58,6 +58,8 @@ type Cluster struct {
 	// manager's report endpoint's (reportAddress), amAddr Alertmanager's
 	// and alertSinkAddr its webhook sink's.
 	promAddr, reportAddr, amAddr, alertSinkAddr string
+	// ports are the ports freePorts handed out.
+	ports portsHandedOut
 	// day is the demo's compressed day; stopDemo ends it.
 	day      clock
 	stopDemo context.CancelFunc
@@ -172,7 +174,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err := c.cp.prepare(); err != nil {
 		return err
 	}
-	ports, err := process.FreePorts(3)
+	ports, err := c.freePorts(3)
 	if err != nil {
 		return err
 	}
@@ -207,7 +209,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 }
 
 func (c *Cluster) startComponents(ctx context.Context) error {
-	ports, err := process.FreePorts(2)
+	ports, err := c.freePorts(2)
 	if err != nil {
 		return err
 	}
@@ -258,7 +260,7 @@ func (c *Cluster) startManager(ctx context.Context) error {
 			c.cp.kubeconfig, strings.Join(c.ManagerFlags(), " "))
 		return writeManagerTargets(c.managersFile(), []string{externalManagerMetrics})
 	}
-	port, err := process.FreePorts(1)
+	port, err := c.freePorts(1)
 	if err != nil {
 		return err
 	}
@@ -296,7 +298,7 @@ func (c *Cluster) startLatencySim(ctx context.Context) error {
 // serveSimulator serves a simulator of this process on a free loopback
 // port, records it as the component name and waits for its metrics.
 func (c *Cluster) serveSimulator(ctx context.Context, name, metricsPath string, newServer func(addr string) *http.Server) error {
-	port, err := process.FreePorts(1)
+	port, err := c.freePorts(1)
 	if err != nil {
 		return err
 	}

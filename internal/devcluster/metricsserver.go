@@ -11,7 +11,6 @@ import (
 
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
-	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
 // startMetricsServer serves the metrics API (`kubectl top`, the reclaim
@@ -26,7 +25,7 @@ func (c *Cluster) startMetricsServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("writing metrics-server's serving certificate: %w", err)
 	}
-	ports, err := process.FreePorts(1)
+	ports, err := c.freePorts(1)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/backfill-dev/backfill/internal/devcluster/process"
 	"github.com/backfill-dev/backfill/internal/devcluster/promconfig"
 )
 
@@ -89,7 +88,7 @@ func WriteManagerTargets(state *State, addrs []string) error {
 // which starts first, reads usage from it.
 func (c *Cluster) prometheusAddress() string {
 	if c.promAddr == "" {
-		if ports, err := process.FreePorts(1); err == nil {
+		if ports, err := c.freePorts(1); err == nil {
 			c.promAddr = loopback(ports[0])
 		}
 	}

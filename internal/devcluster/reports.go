@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/backfill-dev/backfill/internal/devcluster/pki"
-	"github.com/backfill-dev/backfill/internal/devcluster/process"
 	"github.com/backfill-dev/backfill/internal/report"
 )
 
@@ -24,7 +23,7 @@ func (c *Cluster) reportCertDir() string { return filepath.Join(c.opts.StateDir,
 // reportAddress is where the leader serves reports, chosen once.
 func (c *Cluster) reportAddress() string {
 	if c.reportAddr == "" {
-		if ports, err := process.FreePorts(1); err == nil {
+		if ports, err := c.freePorts(1); err == nil {
 			c.reportAddr = loopback(ports[0])
 		}
 	}
