@@ -11,8 +11,9 @@ import (
 // userHZ is the unit of /proc/stat's CPU times: USER_HZ, 100 on every Linux architecture the agent runs on.
 const userHZ = 100
 
-// NodeCPUBusy is the CPU time the whole node has spent busy since boot, from ProcRoot/stat's "cpu" line: total minus
-// idle minus iowait.
+// NodeCPUBusy is the CPU time the whole node has spent busy since boot, from ProcRoot/stat's "cpu" line: user, nice,
+// system, irq and softirq. Steal is left out: it is time the hypervisor gave another guest, which the node's own
+// processes did not use and its cgroups do not count, so it is no use of the node's system.
 func (f *FS) NodeCPUBusy() (time.Duration, error) {
 	path := filepath.Join(f.ProcRoot, "stat")
 	s, err := readString(path)
@@ -25,18 +26,17 @@ func (f *FS) NodeCPUBusy() (time.Duration, error) {
 			continue
 		}
 		// user nice system idle iowait irq softirq steal; guest and guest_nice are already in user and nice.
-		var total, idle int64
+		var busy int64
 		for i, field := range fields[1:min(len(fields), 9)] {
 			ticks, err := strconv.ParseInt(field, 10, 64)
 			if err != nil {
 				return 0, fmt.Errorf("read %s: cpu line: %w", path, err)
 			}
-			total += ticks
-			if i == 3 || i == 4 { // idle, iowait
-				idle += ticks
+			if i != 3 && i != 4 && i != 7 { // idle, iowait, steal
+				busy += ticks
 			}
 		}
-		return time.Duration(total-idle) * (time.Second / userHZ), nil
+		return time.Duration(busy) * (time.Second / userHZ), nil
 	}
 	return 0, fmt.Errorf("read %s: no \"cpu\" line", path)
 }
