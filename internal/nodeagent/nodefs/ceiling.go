@@ -25,6 +25,18 @@ type Limits struct {
 // Periods are left as the kubelet set them (the same on every cgroup of a pod). A ceiling below the kernel's minimum
 // of 1000 µs is raised to it.
 func (f *FS) SetPodCPUCeiling(group string, ceiling int64, limits Limits) error {
+	return f.setPodQuotas(group, ceiling, limits, false)
+}
+
+// RestorePodCPUQuota raises each cgroup of a pod (the pod's, its children's) whose CPU quota is below the kubelet's
+// own value from limits back to it, and lowers none: what is left of a ceiling on a pod that is no longer capped,
+// whoever set it. A cgroup above the kubelet's value is the kubelet's business (a resize it is applying, say).
+func (f *FS) RestorePodCPUQuota(group string, limits Limits) error {
+	return f.setPodQuotas(group, -1, limits, true)
+}
+
+// setPodQuotas is SetPodCPUCeiling; raiseOnly skips every write that would lower a quota.
+func (f *FS) setPodQuotas(group string, ceiling int64, limits Limits, raiseOnly bool) error {
 	if ceiling >= 0 {
 		ceiling = max(ceiling, minQuota)
 	}
@@ -54,6 +66,9 @@ func (f *FS) SetPodCPUCeiling(group string, ceiling int64, limits Limits) error 
 		}
 	}
 	for _, s := range steps {
+		if raiseOnly && !below(s.current.Quota, s.target) {
+			continue
+		}
 		if err := f.setQuotaAt(s.dir, Quota{Quota: s.target, Period: s.current.Period}); err != nil {
 			return fmt.Errorf("set CPU ceiling of pod cgroup %s: %w", group, err)
 		}

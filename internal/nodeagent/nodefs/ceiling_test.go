@@ -141,54 +141,105 @@ func TestSetPodCPUCeiling(t *testing.T) {
 	for layout, l := range layouts {
 		for name, tc := range cases {
 			t.Run(layout+"/"+name, func(t *testing.T) {
-				f := newFakeNode(t, l.version, l.driver)
-				pod := f.PodGroup(corev1.PodQOSBestEffort, testUID)
-				groups := map[string]string{} // "pod" and IDs -> group
-				for key, quota := range tc.before {
-					groups[key] = pod
-					if key != "pod" {
-						groups[key] = path.Join(pod, containerDir(l.driver, key))
-					}
-					addGroup(t, f, groups[key], quota)
-				}
-				before := map[string]int64{}
-				names := map[string]string{} // cgroup directory -> key
-				for key, group := range groups {
-					dir := f.path(cpuCtl, group)
-					before[dir], names[dir] = tc.before[key], key
-				}
-				writes := recordWrites(f)
-
-				if err := f.SetPodCPUCeiling(pod, tc.ceiling, tc.limits); err != nil {
-					t.Fatalf("SetPodCPUCeiling: %v", err)
-				}
-
-				got := map[string]int64{}
-				for key, group := range groups {
-					q, err := f.CPUQuota(group)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if q.Period != 100000 {
-						t.Errorf("%s: period %d, want the kubelet's 100000 kept", key, q.Period)
-					}
-					got[key] = q.Quota
-				}
-				if diff := cmp.Diff(tc.want, got); diff != "" {
-					t.Errorf("quotas (-want +got):\n%s", diff)
-				}
-				var gotWrites []string
-				for _, w := range *writes {
-					gotWrites = append(gotWrites, names[filepath.Dir(w.path)])
-				}
-				if diff := cmp.Diff(tc.wantWrites, gotWrites); diff != "" {
-					t.Errorf("cgroups written, in order (-want +got):\n%s", diff)
-				}
-				if v := v1Violation(before, *writes); v != "" {
-					t.Errorf("a cgroup v1 kernel would refuse this order: %s", v)
-				}
+				set := func(f *FS, pod string) error { return f.SetPodCPUCeiling(pod, tc.ceiling, tc.limits) }
+				checkQuotaWrites(t, l.version, l.driver, tc.before, set, tc.want, tc.wantWrites)
 			})
 		}
+	}
+}
+
+func TestRestorePodCPUQuota(t *testing.T) {
+	cases := map[string]struct {
+		before     map[string]int64 // "pod" and container IDs -> quota (µs, -1 none)
+		limits     Limits
+		want       map[string]int64
+		wantWrites []string // the cgroups written, in order
+	}{
+		"a ceiling left behind is lifted, pod first": {
+			before:     map[string]int64{"pod": 50000, "app0": 50000, "side0": 50000, "sandbox0": -1},
+			limits:     kubeletLimits,
+			want:       map[string]int64{"pod": 200000, "app0": 100000, "side0": 100000, "sandbox0": -1},
+			wantWrites: []string{"pod", "app0", "side0"},
+		},
+		"a best-effort pod's quota left behind is lifted to none": {
+			before:     map[string]int64{"pod": 30000, "app0": -1, "sandbox0": -1},
+			limits:     Limits{Pod: -1, Containers: map[string]int64{"app0": -1}},
+			want:       map[string]int64{"pod": -1, "app0": -1, "sandbox0": -1},
+			wantWrites: []string{"pod"},
+		},
+		"quotas above the kubelet's are not lowered": {
+			before:     map[string]int64{"pod": -1, "app0": 150000, "side0": 50000},
+			limits:     kubeletLimits,
+			want:       map[string]int64{"pod": -1, "app0": 150000, "side0": 100000},
+			wantWrites: []string{"side0"},
+		},
+		"a pod at the kubelet's values is not written": {
+			before: map[string]int64{"pod": 200000, "app0": 100000, "side0": 100000, "sandbox0": -1},
+			limits: kubeletLimits,
+			want:   map[string]int64{"pod": 200000, "app0": 100000, "side0": 100000, "sandbox0": -1},
+		},
+	}
+	for layout, l := range layouts {
+		for name, tc := range cases {
+			t.Run(layout+"/"+name, func(t *testing.T) {
+				set := func(f *FS, pod string) error { return f.RestorePodCPUQuota(pod, tc.limits) }
+				checkQuotaWrites(t, l.version, l.driver, tc.before, set, tc.want, tc.wantWrites)
+			})
+		}
+	}
+}
+
+// checkQuotaWrites makes a pod with the quotas of before ("pod" and container IDs -> µs, -1 none) on a fake node,
+// calls set on it, and checks the quotas after, the cgroups written in order, and that a cgroup v1 kernel would
+// have taken every write.
+func checkQuotaWrites(t *testing.T, v Version, d Driver, before map[string]int64, set func(f *FS, pod string) error,
+	want map[string]int64, wantWrites []string) {
+	t.Helper()
+	f := newFakeNode(t, v, d)
+	pod := f.PodGroup(corev1.PodQOSBestEffort, testUID)
+	groups := map[string]string{} // "pod" and IDs -> group
+	for key, quota := range before {
+		groups[key] = pod
+		if key != "pod" {
+			groups[key] = path.Join(pod, containerDir(d, key))
+		}
+		addGroup(t, f, groups[key], quota)
+	}
+	beforeDirs := map[string]int64{}
+	names := map[string]string{} // cgroup directory -> key
+	for key, group := range groups {
+		dir := f.path(cpuCtl, group)
+		beforeDirs[dir], names[dir] = before[key], key
+	}
+	writes := recordWrites(f)
+
+	if err := set(f, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	got := map[string]int64{}
+	for key, group := range groups {
+		q, err := f.CPUQuota(group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Period != 100000 {
+			t.Errorf("%s: period %d, want the kubelet's 100000 kept", key, q.Period)
+		}
+		got[key] = q.Quota
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("quotas (-want +got):\n%s", diff)
+	}
+	var gotWrites []string
+	for _, w := range *writes {
+		gotWrites = append(gotWrites, names[filepath.Dir(w.path)])
+	}
+	if diff := cmp.Diff(wantWrites, gotWrites); diff != "" {
+		t.Errorf("cgroups written, in order (-want +got):\n%s", diff)
+	}
+	if v := v1Violation(beforeDirs, *writes); v != "" {
+		t.Errorf("a cgroup v1 kernel would refuse this order: %s", v)
 	}
 }
 
