@@ -33,13 +33,12 @@ type Agent struct {
 	capacity int64 // milli-cores
 	metrics  *agentMetrics
 	waits    *nodefs.WaitMeter
+	governor *Governor
 
-	// ceiling is the offline ceiling in milli-cores (-1: none yet).
+	// ceiling is the offline ceiling in milli-cores (-1: none).
 	ceiling int64
 	// last is the previous tick's reading, to measure use over a tick.
 	last *reading
-	// capped are the pods whose cgroups carry a ceiling, to lift on exit.
-	capped map[types.UID]Pod
 	// evicting are the pods evicted for memory and not yet gone, with
 	// what they used: released already, as far as the next tick goes.
 	evicting map[types.UID]int64
@@ -52,10 +51,12 @@ type Agent struct {
 	tick Tick
 }
 
-// Tick is what the last tick measured and set, in cores.
+// Tick is what the last tick measured and set, in cores; Ceiling is -1
+// while none applies (Engaged false).
 type Tick struct {
 	At                                         time.Time
 	Capacity, Online, Offline, System, Ceiling float64
+	Engaged                                    bool
 }
 
 // New makes an agent for the node of cfg.FS.
@@ -68,7 +69,10 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("counting the node's CPUs: %w", err)
 	}
 	a := &Agent{cfg: cfg, capacity: int64(cpus) * 1000, waits: cfg.FS.NewWaitMeter(), ceiling: -1,
-		capped: map[types.UID]Pod{}, evicting: map[types.UID]int64{}, waitsSeen: map[types.UID]time.Duration{}}
+		evicting: map[types.UID]int64{}, waitsSeen: map[types.UID]time.Duration{}}
+	if a.governor, err = NewGovernor(cfg.Settings, a.capacity); err != nil {
+		return nil, err
+	}
 	if cfg.Registry != nil {
 		a.metrics = newAgentMetrics()
 		if err := a.metrics.register(cfg.Registry); err != nil {
@@ -78,10 +82,23 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Run ticks every Settings.Interval until ctx ends, then lifts every
-// ceiling it set. A tick that fails is logged and the next one tries
-// again: the ceilings it set before stay, which keeps online pods safe.
+// SyncedPodSource is a PodSource that knows its node's pods only once it
+// has listed them (Cluster): Run waits for it before its first tick.
+type SyncedPodSource interface {
+	PodSource
+	// WaitForSync blocks until the node's pods are listed, and reports
+	// whether they are; false when ctx ends first.
+	WaitForSync(ctx context.Context) bool
+}
+
+// Run waits for its pod source to list the node's pods, then ticks every
+// Settings.Interval until ctx ends, and then lifts the ceiling and the idle
+// class of every reclaimed pod. A tick that fails is logged and the next
+// one tries again: what it set before stays, which keeps online pods safe.
 func (a *Agent) Run(ctx context.Context) error {
+	if s, ok := a.cfg.Pods.(SyncedPodSource); ok && !s.WaitForSync(ctx) {
+		return nil // ended before the first tick: nothing was set
+	}
 	t := time.NewTicker(a.cfg.Settings.Interval)
 	defer t.Stop()
 	for {
@@ -90,7 +107,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return a.lift()
+			return a.letGo()
 		case <-t.C:
 		}
 	}
@@ -103,7 +120,9 @@ func (a *Agent) Last() Tick {
 	return a.tick
 }
 
-// Tick measures the node once and caps its offline pods.
+// Tick measures the node once and makes every pod's cgroups what the
+// measure asks for: the ceiling on reclaimed pods when it applies, the
+// kubelet's quotas everywhere else.
 func (a *Agent) Tick(ctx context.Context) error {
 	pods, err := a.cfg.Pods.Pods(ctx)
 	if err != nil {
@@ -120,81 +139,31 @@ func (a *Agent) Tick(ctx context.Context) error {
 		errs = append(errs, a.relieveMemory(ctx, pods))
 	}
 	if prev == nil {
-		return errors.Join(errs...) // use is measured over a tick: the next one caps
+		// Use is measured over a tick: the next one decides the ceiling.
+		// Until then the reclaimed pods' quotas stay as they are, which
+		// after a restart is the safer guess for online pods.
+		return errors.Join(append(errs, a.reconcile(pods, want{measured: false, idle: a.cfg.Settings.CPUIdle}))...)
 	}
 	u := now.since(prev, a.capacity)
-	if engaged(u, a.cfg.Settings) {
-		a.ceiling = follow(a.ceiling, budget(u, a.cfg.Settings), a.capacity, a.cfg.Settings.CPUGrowth)
-		errs = append(errs, a.capOffline(pods))
-	} else {
-		a.ceiling = -1
-		errs = append(errs, a.lift())
-	}
-	a.record(now, prev, u)
+	var engaged bool
+	a.ceiling, engaged = a.governor.Step(u.online(), u.system())
+	errs = append(errs, a.reconcile(pods, want{measured: true, ceiling: a.ceiling, idle: a.cfg.Settings.CPUIdle}))
+	a.record(now, prev, u, engaged)
 	return errors.Join(errs...)
 }
 
-// capOffline shares the ceiling among the reclaimed pods and writes each
-// one's part on its cgroup.
-func (a *Agent) capOffline(pods []Pod) error {
-	var claims []claim
-	byUID := map[types.UID]Pod{}
-	for _, p := range pods {
-		if p.Reclaimed && a.cfg.FS.Exists(p.group(a.cfg.FS)) {
-			claims = append(claims, claim{uid: p.UID, weight: p.Weight, limit: limitMilli(p.Limits.Pod)})
-			byUID[p.UID] = p
-		}
-	}
-	var errs []error
-	for uid, milli := range share(a.ceiling, claims) {
-		p := byUID[uid]
-		if err := a.cfg.FS.SetPodCPUCeiling(p.group(a.cfg.FS), milli*cfsPeriod/1000, p.Limits); err != nil {
-			errs = append(errs, fmt.Errorf("capping the CPU of offline pod %s/%s: %w", p.Namespace, p.Name, err))
-			continue
-		}
-		a.capped[uid] = p
-		errs = append(errs, a.idle(p, a.cfg.Settings.CPUIdle))
-	}
-	for uid := range a.capped {
-		if _, ok := byUID[uid]; !ok {
-			delete(a.capped, uid) // gone with its cgroup
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// lift puts every capped pod's kubelet quotas back.
-func (a *Agent) lift() error {
-	var errs []error
-	for uid, p := range a.capped {
-		err := errors.Join(a.cfg.FS.SetPodCPUCeiling(p.group(a.cfg.FS), -1, p.Limits), a.idle(p, false))
-		if err != nil && a.cfg.FS.Exists(p.group(a.cfg.FS)) {
-			errs = append(errs, fmt.Errorf("lifting the CPU ceiling of offline pod %s/%s: %w", p.Namespace, p.Name, err))
-			continue
-		}
-		delete(a.capped, uid)
-	}
+// letGo lifts the ceiling and the idle class of every pod of the node, as
+// the agent leaves it.
+func (a *Agent) letGo() error {
 	if a.metrics != nil {
 		a.metrics.ceiling.Set(-1)
 	}
-	return errors.Join(errs...)
-}
-
-// idle puts a reclaimed pod in the scheduler's idle class or takes it out.
-// A kernel without cpu.idle is told once; the ceiling still holds.
-func (a *Agent) idle(p Pod, idle bool) error {
-	err := a.cfg.FS.SetCPUIdle(p.group(a.cfg.FS), idle)
-	switch {
-	case errors.Is(err, nodefs.ErrNoCPUIdle):
-		if !a.noIdleTold {
-			a.cfg.Log.Info("Offline pods stay in the normal scheduling class: CPU weights and the ceiling alone protect online pods", "reason", err.Error())
-			a.noIdleTold = true
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("setting cpu.idle of offline pod %s/%s: %w", p.Namespace, p.Name, err)
+	// The context has ended; the pod source answers from what it listed.
+	pods, err := a.cfg.Pods.Pods(context.Background())
+	if err != nil {
+		return fmt.Errorf("listing the node's pods to lift their ceilings: %w", err)
 	}
-	return nil
+	return a.reconcile(pods, want{measured: true, ceiling: -1, idle: false})
 }
 
 // cfsPeriod is the kubelet's CFS period in µs (its --cpu-cfs-quota-period

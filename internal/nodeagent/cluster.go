@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +34,9 @@ type Cluster struct {
 	node, offlineClass string
 	pods               toolscache.SharedIndexInformer
 	client             client.Client
-	synced             atomic.Bool
+	// synced is closed once the watch has listed the node's pods.
+	synced     chan struct{}
+	syncedOnce sync.Once
 }
 
 // NewCluster watches the pods of node; offlineClass tells offline pods
@@ -55,7 +57,7 @@ func NewCluster(cfg *rest.Config, node, offlineClass string) (*Cluster, error) {
 	lw := toolscache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
 	})
-	return &Cluster{node: node, offlineClass: offlineClass, client: c,
+	return &Cluster{node: node, offlineClass: offlineClass, client: c, synced: make(chan struct{}),
 		pods: toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})}, nil
 }
 
@@ -63,12 +65,30 @@ func NewCluster(cfg *rest.Config, node, offlineClass string) (*Cluster, error) {
 func (c *Cluster) Start(ctx context.Context) {
 	go c.pods.RunWithContext(ctx)
 	if toolscache.WaitForCacheSync(ctx.Done(), c.pods.HasSynced) {
-		c.synced.Store(true)
+		c.syncedOnce.Do(func() { close(c.synced) })
 	}
 }
 
 // Synced reports whether the agent knows its node's pods.
-func (c *Cluster) Synced() bool { return c.synced.Load() }
+func (c *Cluster) Synced() bool {
+	select {
+	case <-c.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitForSync waits until the agent knows its node's pods, and reports
+// whether it does; false when ctx ends first.
+func (c *Cluster) WaitForSync(ctx context.Context) bool {
+	select {
+	case <-c.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // Pods are the node's pods that run or may still run.
 func (c *Cluster) Pods(context.Context) ([]Pod, error) {
@@ -92,7 +112,7 @@ func podOf(pod *corev1.Pod, offlineClass string) Pod {
 	batch := colocation.BatchOf(requests)
 	p := Pod{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, QOS: pod.Status.QOSClass,
 		Reclaimed: colocation.PodTier(pod, offlineClass) == colocation.TierOffline && !batch.IsZero(),
-		Limits:    kubeletQuotas(pod)}
+		Limits:    kubeletQuotas(pod), Resize: resizeOf(pod)}
 	p.Weight = limitMilli(p.Limits.Pod)
 	if p.Weight == 0 {
 		p.Weight = max(batch.MilliCPU, 1)

@@ -29,8 +29,10 @@ func NewCommand() *cobra.Command {
 measures the node's cgroups and caps the CPU of offline pods on reclaimed
 capacity at what online pods and the system leave below --cpu-threshold;
 above --memory-threshold it evicts offline pods, least work lost first.
-It never writes an online pod's cgroup. It needs root, the host's
-/sys/fs/cgroup read-write, and the host's PID namespace.`,
+It never lowers an online pod's CPU: on a pod that is not reclaimed it only
+puts back the kubelet's quota and the normal scheduling class where a
+ceiling was left behind. It needs root, the host's /sys/fs/cgroup
+read-write, and the host's PID namespace.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Validate(); err != nil {

@@ -11,9 +11,14 @@
 //   - it exports what it measured and set, and per online pod how long its
 //     threads waited for a CPU: the interference signal.
 //
-// It writes only offline pods' cgroups, never an online pod's nor a QoS
+// It caps only offline pods' cgroups, never an online pod's nor a QoS
 // class's (online pods without requests share the best-effort class with
 // offline pods, and offline pods with limits live in the burstable one).
-// On a clean exit it lifts every ceiling it set; if it dies, the last
-// ceilings stay: training slows, online pods stay safe.
+// It reconciles what is on the node, not what it remembers: every tick,
+// a pod that is not reclaimed gets back the kubelet's quota where its
+// cgroup holds less, and leaves the idle class, whoever set them (an
+// agent that died, its time on reclaimed capacity). On a clean exit it
+// lifts the ceiling and idle class of every reclaimed pod; if it dies,
+// the last ceilings stay until the next agent starts: training slows,
+// online pods stay safe.
 package nodeagent

@@ -47,10 +47,10 @@ func (a *Agent) observeWaits(pods []Pod) error {
 }
 
 // record publishes a tick's measurements.
-func (a *Agent) record(now, prev *reading, u usage) {
+func (a *Agent) record(now, prev *reading, u usage, engaged bool) {
 	cores := func(milli int64) float64 { return float64(milli) / 1000 }
 	t := Tick{At: now.at, Capacity: cores(u.capacity), Online: cores(u.online()), Offline: cores(u.offline),
-		System: cores(u.system()), Ceiling: -1}
+		System: cores(u.system()), Ceiling: -1, Engaged: engaged}
 	if a.ceiling >= 0 {
 		t.Ceiling = cores(a.ceiling)
 	}

@@ -56,10 +56,12 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: json or text.")
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "Time between two measurements of the node, each of which sets the offline pods' CPU ceiling.")
 	fs.IntVar(&s.CPUThreshold, "cpu-threshold", s.CPUThreshold, "Percent of the node's CPUs that online pods, the system and offline pods on reclaimed capacity may use together: offline pods get what the others leave below it.")
-	fs.IntVar(&s.CPUActivation, "cpu-activation", s.CPUActivation, "Percent of the node's CPUs online pods and the system must use together before the ceiling applies; below it offline pods run uncapped, under the kernel's CPU weights (a binding CFS quota costs online pods tail latency of its own). 0: always.")
+	fs.IntVar(&s.CPUActivation, "cpu-activation", s.CPUActivation, "Percent of the node's CPUs online pods and the system must use together before the ceiling applies; until then offline pods run uncapped, under the kernel's CPU weights (a binding CFS quota costs online pods tail latency of its own). 0: always.")
+	fs.IntVar(&s.CPUActivationBand, "cpu-activation-band", s.CPUActivationBand, "Points of the node's CPUs below --cpu-activation that online and system use must fall to before the ceiling is released, so that use hovering at the activation does not set and lift it every tick (0 to below --cpu-activation).")
+	fs.IntVar(&s.CPUReleaseTicks, "cpu-release-ticks", s.CPUReleaseTicks, "Ticks of --interval in a row that online and system use must stay below --cpu-activation less --cpu-activation-band before the ceiling is released (0 to 600; 0 or 1: at the first).")
 	fs.IntVar(&s.CPUFloor, "cpu-floor", s.CPUFloor, "Percent of the node's CPUs offline pods keep however busy online pods are, so that training slows but never stops.")
 	fs.IntVar(&s.CPUGrowth, "cpu-growth", s.CPUGrowth, "Percent of the node's CPUs by which the offline ceiling may grow per --interval; it shrinks at once.")
-	fs.BoolVar(&s.CPUIdle, "cpu-idle", s.CPUIdle, "Put offline pods on reclaimed capacity in the scheduler's idle class (their pod cgroup's cpu.idle; Linux 5.15 or later), so that online threads preempt them at once and take the CPUs they run on as if free. Off: CPU weights and the ceiling alone.")
+	fs.BoolVar(&s.CPUIdle, "cpu-idle", s.CPUIdle, "Put offline pods on reclaimed capacity in the scheduler's idle class (their pod cgroup's cpu.idle; Linux 5.15 or later), so that online threads preempt them at once and take the CPUs they run on as if free, whether the ceiling applies or not; a pod being resized leaves it until the resize is done. Off: CPU weights and the ceiling alone.")
 	fs.IntVar(&s.MemoryThreshold, "memory-threshold", s.MemoryThreshold, "Percent of the node's memory in use above which the agent evicts offline pods on reclaimed capacity (least work lost first) until use is 2 points below; 0 turns memory evictions off.")
 }
 

@@ -26,6 +26,8 @@ type Pod struct {
 	// Weight is the pod's share of the offline ceiling, in milli-cores:
 	// its CPU limit, else what it holds of reclaimed CPU.
 	Weight int64
+	// Resize is where an in-place resize of the pod's resources stands.
+	Resize Resize
 }
 
 // PodSource lists the pods of the agent's node.

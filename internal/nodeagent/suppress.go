@@ -43,9 +43,3 @@ func follow(ceiling, budget, capacity int64, growth int) int64 {
 	}
 	return min(budget, ceiling+capacity*int64(growth)/100)
 }
-
-// engaged reports whether online pods and the system use enough of the
-// node for the ceiling to apply.
-func engaged(u usage, s Settings) bool {
-	return (u.online()+u.system())*100 >= u.capacity*int64(s.CPUActivation)
-}

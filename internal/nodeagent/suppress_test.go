@@ -49,26 +49,3 @@ func TestFollow(t *testing.T) {
 		})
 	}
 }
-
-func TestEngaged(t *testing.T) {
-	s := Settings{CPUActivation: 40}
-	cases := map[string]struct {
-		u    usage
-		want bool
-	}{
-		"online light: offline uncapped": {u: usage{capacity: 2000, node: 1500, kubepods: 1500, offline: 1000}, want: false},
-		"online and system at the line":  {u: usage{capacity: 2000, node: 1900, kubepods: 1600, offline: 1000}, want: true},
-		"always, at 0":                   {u: usage{capacity: 2000}, want: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			set := s
-			if name == "always, at 0" {
-				set.CPUActivation = 0
-			}
-			if got := engaged(tc.u, set); got != tc.want {
-				t.Errorf("engaged(%+v) = %t, want %t", tc.u, got, tc.want)
-			}
-		})
-	}
-}
