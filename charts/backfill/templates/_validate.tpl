@@ -96,6 +96,9 @@ flags (values.schema.json checks each value alone).
 {{- if gt (int $a.cpuFloor) (int $a.cpuThreshold) }}
 {{- fail (printf "nodeAgent.cpuFloor=%v: must be at most nodeAgent.cpuThreshold (%v), since offline pods can keep no more than the threshold lets all pods use; lower it or raise nodeAgent.cpuThreshold" $a.cpuFloor $a.cpuThreshold) }}
 {{- end }}
+{{- if and (gt (int $a.cpuActivation) 0) (ge (int $a.cpuActivationBand) (int $a.cpuActivation)) }}
+{{- fail (printf "nodeAgent.cpuActivationBand=%v: must be below nodeAgent.cpuActivation (%v), or a ceiling once set is never released; lower the band or raise the activation" $a.cpuActivationBand $a.cpuActivation) }}
+{{- end }}
 {{- $interval := include "backfill.durationMillis" $a.interval }}
 {{- if and $interval (or (lt (float64 $interval) 100.0) (gt (float64 $interval) 60000.0)) }}
 {{- fail (printf "nodeAgent.interval=%v: must be from 100ms to 1m: the kubelet resets cgroups about once a minute and online pods need an answer within seconds (the default is 1s)" $a.interval) }}

@@ -291,6 +291,14 @@ func TestChartRefusesBadValues(t *testing.T) {
 			set:  []string{"nodeAgent.cpuFloor=90"},
 			want: "nodeAgent.cpuFloor=90: must be at most nodeAgent.cpuThreshold (85)",
 		},
+		"node agent band as wide as its activation": {
+			set:  []string{"nodeAgent.cpuActivationBand=40"},
+			want: "nodeAgent.cpuActivationBand=40: must be below nodeAgent.cpuActivation (40)",
+		},
+		"node agent release ticks above 600": {
+			set:  []string{"nodeAgent.cpuReleaseTicks=601"},
+			want: "at '/nodeAgent/cpuReleaseTicks': maximum: got 601, want 600",
+		},
 		"node agent threshold of 0": {
 			set:  []string{"nodeAgent.cpuThreshold=0"},
 			want: "at '/nodeAgent/cpuThreshold': minimum: got 0, want 1",

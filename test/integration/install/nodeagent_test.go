@@ -41,7 +41,7 @@ const customNodeAgentNamespace = "node-agents"
 // listens, which pods are offline, and every setting.
 var nodeAgentFlagsSet = []string{"node-name", "metrics-bind-address", "health-probe-bind-address", "cgroup-root",
 	"proc-root", "kubelet-cgroup-root", "offline-priority-class", "interval", "cpu-threshold", "cpu-floor",
-	"cpu-growth", "cpu-idle", "cpu-activation", "memory-threshold", "log-level", "log-format"}
+	"cpu-growth", "cpu-idle", "cpu-activation", "cpu-activation-band", "cpu-release-ticks", "memory-threshold", "log-level", "log-format"}
 
 // nodeAgentRules are the agent's permissions, no more.
 var nodeAgentRules = []rbacv1.PolicyRule{
@@ -616,7 +616,7 @@ func convert(t *testing.T, o *unstructured.Unstructured, into any) {
 func agentDefaults() []string {
 	flags := nodeagent.NewCommand().Flags()
 	var args []string
-	for _, name := range []string{"interval", "cpu-threshold", "cpu-activation", "cpu-floor", "cpu-growth", "cpu-idle", "memory-threshold"} {
+	for _, name := range []string{"interval", "cpu-threshold", "cpu-activation", "cpu-activation-band", "cpu-release-ticks", "cpu-floor", "cpu-growth", "cpu-idle", "memory-threshold"} {
 		args = append(args, "--"+name+"="+flags.Lookup(name).DefValue)
 	}
 	return args
