@@ -1,8 +1,6 @@
 package main
 
 import (
-	"math"
-
 	"github.com/backfill-dev/backfill/internal/nodeagent"
 )
 
@@ -20,15 +18,12 @@ func shippedAgent() agentSettings {
 	return agentSettings{cpuThreshold: s.CPUThreshold, cpuActivation: s.CPUActivation, cpuFloor: s.CPUFloor, memoryThreshold: s.MemoryThreshold}
 }
 
-// ceiling is the CPU offline pods may use together in a minute:
-// capacity x threshold - online - system, never below the floor, once
-// online pods and the system use the activation share of the node; none
-// (+Inf) below it, where offline pods run under the kernel's weights.
-func (a agentSettings) ceiling(capacity, online, system float64) float64 {
-	if (online+system)*100 < capacity*float64(a.cpuActivation) {
-		return math.Inf(1)
-	}
-	return max(capacity*float64(a.cpuThreshold)/100-online-system, capacity*float64(a.cpuFloor)/100)
+// settings are the agent's own settings: its defaults, with the knobs the
+// simulation sets.
+func (a agentSettings) settings() nodeagent.Settings {
+	s := nodeagent.DefaultSettings()
+	s.CPUThreshold, s.CPUActivation, s.CPUFloor, s.MemoryThreshold = a.cpuThreshold, a.cpuActivation, a.cpuFloor, a.memoryThreshold
+	return s
 }
 
 // memoryNeed is the memory the agent frees by evicting offline pods: none

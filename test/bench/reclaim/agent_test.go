@@ -5,6 +5,8 @@ import (
 	"testing"
 )
 
+// TestAgentCeiling: a minute of the agent's own ticks at the minute's
+// use gives its ceiling.
 func TestAgentCeiling(t *testing.T) {
 	a := agentSettings{cpuThreshold: 85, cpuActivation: 40, cpuFloor: 10, memoryThreshold: 90}
 	cases := map[string]struct {
@@ -16,10 +18,49 @@ func TestAgentCeiling(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := a.ceiling(32, tc.online, tc.system); math.Abs(got-tc.want) > 1e-9 && !(math.IsInf(got, 1) && math.IsInf(tc.want, 1)) {
+			got, engaged := newNodeGovernor(a, 32).minute(tc.online, tc.system)
+			if math.Abs(got-tc.want) > 1e-9 && !(math.IsInf(got, 1) && math.IsInf(tc.want, 1)) {
 				t.Errorf("ceiling %.2f, want %.2f", got, tc.want)
 			}
+			if engaged == math.IsInf(got, 1) {
+				t.Errorf("engaged %v with a ceiling of %.2f", engaged, got)
+			}
 		})
+	}
+}
+
+// TestTheCeilingFollowsOnlineUseMinuteByMinute: the agent's state goes on
+// from minute to minute: the ceiling drops with a burst at once and
+// comes back when it ends.
+func TestTheCeilingFollowsOnlineUseMinuteByMinute(t *testing.T) {
+	g := newNodeGovernor(agentSettings{cpuThreshold: 85, cpuActivation: 0, cpuFloor: 10}, 32)
+	for _, step := range []struct{ online, want float64 }{{8, 27.2 - 8.4}, {20, 27.2 - 20.4}, {8, 27.2 - 8.4}} {
+		if got, _ := g.minute(step.online, 0.4); math.Abs(got-step.want) > 1e-9 {
+			t.Errorf("online %.0f cores: ceiling %.2f, want %.2f", step.online, got, step.want)
+		}
+	}
+}
+
+// TestTheCeilingKeepsTheAgentsHysteresis: the agent's own decision holds
+// its ceiling while use is between the activation and the band below it,
+// and releases it after a minute below the band.
+func TestTheCeilingKeepsTheAgentsHysteresis(t *testing.T) {
+	a := shippedAgent() // activation 40%, band 10 points, released after 10 ticks
+	g := newNodeGovernor(a, 32)
+	for _, step := range []struct {
+		name    string
+		online  float64
+		engaged bool
+	}{
+		{"light", 8, false},
+		{"above the activation (14 of 32)", 14, true},
+		{"between the marks (11 of 32)", 11, true},
+		{"below the band (8 of 32) for a minute", 8, false},
+		{"between the marks again: not engaged", 11, false},
+	} {
+		if _, engaged := g.minute(step.online, 0.4); engaged != step.engaged {
+			t.Errorf("%s: engaged %v, want %v", step.name, engaged, step.engaged)
+		}
 	}
 }
 

@@ -19,6 +19,8 @@ type backfill struct {
 	settings reclaim.Settings
 	// agent is the node agent's settings; nil: no agent.
 	agent *agentSettings
+	// signal is how the manager hears online pods.
+	signal signalSettings
 	// pods is reused from node to node.
 	pods []reclaim.Pod
 }
@@ -46,12 +48,26 @@ func (b *backfill) room(n *node) reclaim.Resources {
 	return n.published.Sub(n.held).NonNegative()
 }
 
-// cpuCap is the agent's ceiling; without it none.
+// cpuCap is the agent's ceiling, decided by its own code on the use of
+// the minute; without it none.
 func (b *backfill) cpuCap(n *node, t int) float64 {
 	if b.agent == nil {
 		return math.Inf(1)
 	}
-	return b.agent.ceiling(b.spec.capacity.cpu, b.traces.at(n.index, t).cpu, b.spec.system.cpu)
+	if n.governor == nil {
+		n.governor = newNodeGovernor(*b.agent, b.spec.capacity.cpu)
+	}
+	online := min(b.traces.at(n.index, t).cpu, b.spec.capacity.cpu-b.spec.system.cpu)
+	ceiling, _ := n.governor.minute(online, b.spec.system.cpu)
+	return ceiling
+}
+
+// protection: the agent's ceiling when it binds, else the kernel's weights.
+func (b *backfill) protection(_ *node, capped bool) protection {
+	if b.agent != nil && capped {
+		return byAgent
+	}
+	return byWeights
 }
 
 // protect is the agent's memory eviction: above its threshold of the
@@ -102,7 +118,7 @@ func (b *backfill) control(n *node, t int, ev evictor) {
 	if d.Published != n.published {
 		n.publishedAt = now
 	}
-	n.published, n.cooldownUntil = d.Published, d.CooldownUntil
+	n.published, n.cooldownUntil, n.online = d.Published, d.CooldownUntil, d.Online
 }
 
 func (b *backfill) node(n *node) reclaim.Node {
@@ -114,7 +130,7 @@ func (b *backfill) node(n *node) reclaim.Node {
 		b.pods = append(b.pods, reclaim.Pod{Namespace: "ml", Name: p.name, UID: p.uid, Batch: p.batch, Terminating: true})
 	}
 	return reclaim.Node{Name: n.name, Capacity: b.spec.capacity.exact(), Allocatable: b.spec.allocatable().exact(),
-		Published: n.published, PublishedAt: n.publishedAt, CooldownUntil: n.cooldownUntil, Pods: b.pods}
+		Published: n.published, PublishedAt: n.publishedAt, CooldownUntil: n.cooldownUntil, Online: n.online, Pods: b.pods}
 }
 
 // podOf is a running replica as the decisions see it.
@@ -126,8 +142,8 @@ func podOf(r *replica) reclaim.Pod {
 // usage is what the usage source reports at now, its newest sample lag
 // minutes old: the peak of the online pods' use over the window up to
 // that sample, the least over the CPU eviction delay, the system's use,
-// and whether the history covers the window yet; nil before the first
-// sample.
+// whether the history covers the window yet, and the online pods' signal
+// as of the same sample; nil before the first sample.
 func (b *backfill) usage(n *node, t int) *reclaim.Usage {
 	newest := b.source.newest(t)
 	if newest < 0 {
@@ -140,6 +156,7 @@ func (b *backfill) usage(n *node, t int) *reclaim.Usage {
 		OnlineLasting: seen.least(n.index, newest, int(b.settings.CPUEvictionDelay/time.Minute)).exact(),
 		System:        b.spec.system.exact(), SystemKnown: true,
 		At: clock(newest + 1), Partial: newest+1 < window,
+		Online: b.signal.read(n, newest),
 	}
 }
 

@@ -30,7 +30,18 @@ type node struct {
 	publishedAt   time.Time
 	cooldownUntil time.Time
 	writtenAt     int
+	// online is backfill's hold of the node by its online pods' signal.
+	online *reclaim.OnlineHold
+	// inflation is online pods' P99 inflation of the last minutes, by
+	// minute modulo its length: what the online signal reads, late.
+	inflation [signalMemory]float64
+	// governor is the node agent's ceiling on the node.
+	governor *nodeGovernor
 }
+
+// signalMemory is how many minutes of online latency a node keeps for
+// the online signal: its lag and window together at most.
+const signalMemory = 32
 
 func (n *node) bind(r *replica) {
 	r.node = n

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +22,9 @@ var frontierPanels = []struct {
 	title, unit string
 	y           metric
 }{
-	{"node-minutes above 80% CPU", "node-minutes", metricHot80},
+	{"node-minutes above 85% CPU", "node-minutes", metricHot85},
 	{"node-minutes above 90% CPU", "node-minutes", metricHot90},
+	{"node-minutes with online P99 above 1.5x alone", "node-minutes", metricSlow15},
 	{"online P99 inflation, 99th percentile of node-minutes", "P99 / P99 alone", metricLatP99},
 	{"training work lost", "replica-hours", metricLost},
 }
@@ -100,7 +102,8 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ticks {
 		if t.Label != "" {
-			ticks[i].Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
+			// Rounded first: a tick at 1.2 is 1.2000000000000002 in binary.
+			ticks[i].Label = strconv.FormatFloat(math.Round(t.Value*1e6)/1e6, 'f', -1, 64)
 		}
 	}
 	return ticks

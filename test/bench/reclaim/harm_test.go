@@ -2,75 +2,269 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/backfill-dev/backfill/test/bench/calibration"
 )
 
-// TestInflationReproducesTheBench: at each calibration point the model
-// gives the ratio bench-interference measured.
-func TestInflationReproducesTheBench(t *testing.T) {
-	for p, points := range calibration {
-		for _, c := range points {
-			if got := inflation(p, c.online, c.fill, 1); math.Abs(got-c.inflation) > 1e-9 {
-				t.Errorf("%s, %s: inflation %.3f, want the measured %.2f", p, c.scenario, got, c.inflation)
-			}
-		}
+// fixture is the hand-written record the unit tests run on: made-up
+// figures, shaped like a run of make bench-interference.
+const fixture = "testdata/fixture-interference.json"
+
+func fixtureHarm(t *testing.T) *harmModel {
+	t.Helper()
+	h, err := loadHarm(fixture)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return h
 }
 
-func TestInflation(t *testing.T) {
-	cases := map[string]struct {
-		p                     protection
-		online, fill, starved float64
-		wantMin, wantMax      float64
-	}{
-		"no offline work: none":                        {p: byWeights, online: 0.3, fill: 0, starved: 1, wantMin: 1, wantMax: 1},
-		"steady, weights, full: the steady point":      {p: byWeights, online: 0.20, fill: 1, starved: 1, wantMin: 1.19, wantMax: 1.19},
-		"below the steady share: as steady":            {p: byWeights, online: 0.05, fill: 1, starved: 1, wantMin: 1.19, wantMax: 1.19},
-		"half way in log: geometric mean of slopes":    {p: byWeights, online: 0.335, fill: 1, starved: 1, wantMin: 1 + math.Sqrt(0.19*15/0.88) - 1e-9, wantMax: 1 + math.Sqrt(0.19*15/0.88) + 1e-9},
-		"above the burst share: as the burst":          {p: byWeights, online: 0.9, fill: 0.88, starved: 1, wantMin: 16, wantMax: 16},
-		"fill above 1 counts as 1":                     {p: byWeights, online: 0.20, fill: 1.7, starved: 1, wantMin: 1.19, wantMax: 1.19},
-		"a ceiling costs about the same light or busy": {p: byCeiling, online: 0.3, fill: 0.5, starved: 1, wantMin: 1.64, wantMax: 1.66},
-		"starved online pods wait at least demand/got": {p: byCeiling, online: 0.3, fill: 0.1, starved: 3, wantMin: 3, wantMax: 3},
+// records are the interference records kept under testdata: the fixture
+// and, once recorded, the run the frontier reads by default.
+func records(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*interference.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no interference record under testdata (%v)", err)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := inflation(tc.p, tc.online, tc.fill, tc.starved)
-			if got < tc.wantMin-1e-9 || got > tc.wantMax+1e-9 {
-				t.Errorf("inflation %.4f, want %.4f-%.4f", got, tc.wantMin, tc.wantMax)
+	return files
+}
+
+// TestTheModelReplaysItsRecord: for every condition of every record kept
+// here that the model is calibrated on, the model's inflation at the
+// condition's online share and fill is within its 95% interval.
+func TestTheModelReplaysItsRecord(t *testing.T) {
+	for _, file := range records(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			h, err := loadHarm(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			levels := len(h.run.Levels)
+			if n := len(h.curves[byWeights]); n != 2*levels {
+				t.Errorf("weights curve on %d conditions, want the steady and burst BestEffort of %d levels", n, levels)
+			}
+			if n := len(h.curves[byAgent]); n != 2*levels {
+				t.Errorf("agent curve on %d conditions, want the steady and burst agent of %d levels", n, levels)
+			}
+			for _, d := range h.drift() {
+				t.Error(d)
 			}
 		})
 	}
 }
 
-func TestInflationGrowsWithFillAndOnlineLoadUnderWeights(t *testing.T) {
-	prev := 0.0
-	for _, online := range []float64{0.1, 0.2, 0.3, 0.4, 0.47} {
-		x := inflation(byWeights, online, 1, 1)
-		if x < prev {
-			t.Errorf("online share %.2f: inflation %.2f fell from %.2f", online, x, prev)
-		}
-		prev = x
+// TestTheReplayFailsWhenTheModelDrifts: a model that does not follow its
+// record is caught, whichever way it is off.
+func TestTheReplayFailsWhenTheModelDrifts(t *testing.T) {
+	cases := map[string]struct {
+		perturb func(h *harmModel)
+		want    string
+	}{
+		"every slope doubled": {
+			perturb: func(h *harmModel) {
+				for p := range h.curves {
+					for i := range h.curves[p] {
+						h.curves[p][i].slope *= 2
+					}
+				}
+			},
+			want: "the agent's ceiling, level 35%, agent:",
+		},
+		"the agent read on the weights curve": {
+			perturb: func(h *harmModel) { h.curves[byAgent] = h.curves[byWeights] },
+			want:    "the agent's ceiling, level 65%, agent:",
+		},
+		"a level's points moved to the other level's online share": {
+			perturb: func(h *harmModel) {
+				for i := range h.curves[byWeights] {
+					h.curves[byWeights][i].online += 0.3
+				}
+			},
+			want: "CPU weights alone, level 65%, burst-besteffort",
+		},
 	}
-	if inflation(byWeights, 0.4, 0.5, 1) >= inflation(byWeights, 0.4, 0.9, 1) {
-		t.Error("less offline CPU beside online work inflated latency as much")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := fixtureHarm(t)
+			tc.perturb(h)
+			d := strings.Join(h.drift(), "\n")
+			if !strings.Contains(d, tc.want) {
+				t.Errorf("drift:\n%s\nwant a line on %q", d, tc.want)
+			}
+		})
 	}
 }
 
-func TestAMinuteUnderACeilingThatBindsUsesTheCeilingCurve(t *testing.T) {
+// TestAFillAboveTheIdleCPUIsReplayed: a condition whose training took
+// more than the idle CPU (fill 1.4) is reproduced though the model reads
+// fill at most 1.
+func TestAFillAboveTheIdleCPUIsReplayed(t *testing.T) {
+	run := fixtureRun(t)
+	c := run.Levels[0].Find(calibration.KeyBestEffort)
+	c.Fill.Median, c.P99 = 1.4, calibration.Interval{Median: 1.5, Lo: 1.49, Hi: 1.51}
+	h, err := newHarm("fill above 1", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range h.drift() {
+		t.Error(d)
+	}
+}
+
+func fixtureRun(t *testing.T) *calibration.Run {
+	t.Helper()
+	run, err := calibration.Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestABadRecordSaysWhatIsWrong: a missing file, a file that is not a
+// record, and a record without a condition or figure the model needs
+// each get an error naming the file and what is missing.
+func TestABadRecordSaysWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	noBurstAgent := fixtureRun(t)
+	l := &noBurstAgent.Levels[1]
+	l.Conds = l.Conds[:len(l.Conds)-1]
+	noFill := fixtureRun(t)
+	noFill.Levels[0].Find(calibration.KeyAgent).Fill = calibration.Interval{}
+	cases := map[string]struct {
+		path string
+		want []string
+	}{
+		"missing":            {path: filepath.Join(dir, "none.json"), want: []string{"none.json", "no such file", "make bench-interference"}},
+		"not JSON":           {path: write("text.json", []byte("P99 1.4x")), want: []string{"text.json", "not an interference calibration"}},
+		"no burst-agent":     {path: writeRun(t, dir, "partial.json", noBurstAgent), want: []string{"partial.json", `level 65%: no condition "burst-agent"`}},
+		"an agent sans fill": {path: writeRun(t, dir, "nofill.json", noFill), want: []string{"nofill.json", `level 35%: condition "agent": no median fill`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadHarm(tc.path)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func writeRun(t *testing.T, dir, name string, r *calibration.Run) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := r.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestInflation(t *testing.T) {
+	h := fixtureHarm(t)
+	// The fixture's weights points: online 0.35 (1.45x at fill 0.97),
+	// 0.64 (6.5x at 0.95), 0.70 (8x at 0.9), 0.93 (18x at 0.8).
+	s35, s64 := 0.45/0.97, 5.5/0.95
+	cases := map[string]struct {
+		p                     protection
+		online, fill, starved float64
+		want                  float64
+	}{
+		"no offline work: none":                        {p: byWeights, online: 0.3, fill: 0, starved: 1, want: 1},
+		"below the first point: as the first":          {p: byWeights, online: 0.1, fill: 1, starved: 1, want: 1 + s35},
+		"half way between two: the geometric slope":    {p: byWeights, online: 0.495, fill: 1, starved: 1, want: 1 + math.Sqrt(s35*s64)},
+		"beyond the last point: as the last":           {p: byWeights, online: 0.99, fill: 0.8, starved: 1, want: 18},
+		"fill above 1 counts as 1":                     {p: byWeights, online: 0.35, fill: 1.7, starved: 1, want: 1 + s35},
+		"the agent's own curve":                        {p: byAgent, online: 0.35, fill: 0.75, starved: 1, want: 1.4},
+		"cores: their own curve":                       {p: byCores, online: 0.35, fill: 0.79, starved: 1, want: 1.15},
+		"starved online pods wait at least demand/got": {p: byAgent, online: 0.3, fill: 0.1, starved: 3, want: 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := h.inflation(tc.p, tc.online, tc.fill, tc.starved); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("inflation %.4f, want %.4f", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestARecordWithoutCoresReadsCoresAsACeiling: Koordinator's cpuset is
+// read on the agent's curve when the record measured no cores.
+func TestARecordWithoutCoresReadsCoresAsACeiling(t *testing.T) {
+	run := fixtureRun(t)
+	for i := range run.Levels {
+		l := &run.Levels[i]
+		var kept []calibration.Condition
+		for _, c := range l.Conds {
+			if c.Protection != calibration.ProtectionCores {
+				kept = append(kept, c)
+			}
+		}
+		l.Conds = kept
+	}
+	h, err := newHarm("no cores", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.has(byCores) {
+		t.Fatal("a record without cores calibrates cores")
+	}
+	if got, want := h.inflation(byCores, 0.5, 0.6, 1), h.inflation(byAgent, 0.5, 0.6, 1); got != want {
+		t.Errorf("cores %.3fx, want the agent's %.3fx", got, want)
+	}
+}
+
+func TestAMinuteUnderACeilingThatBindsUsesTheAgentCurve(t *testing.T) {
+	h := fixtureHarm(t)
 	spec := defaultNodeSpec() // 32 CPU, system 0.4
 	m := minute{online: resources{cpu: 12}, offline: resources{cpu: 19}}
+	b := newBackfill(spec, flat(12, 30, 1), nil, benchSettings(), &agentSettings{cpuThreshold: 85, cpuActivation: 0, cpuFloor: 10})
+	n := newCluster(spec, 1).nodes[0]
 	free := shareCPU(spec, m, math.Inf(1), true)
 	capped := shareCPU(spec, m, 10, true)
 	if free.capped || !capped.capped {
 		t.Fatalf("capped %v without a ceiling and %v under one below demand", free.capped, capped.capped)
 	}
+	free.protection, capped.protection = b.protection(n, free.capped), b.protection(n, capped.capped)
+	if free.protection != byWeights || capped.protection != byAgent {
+		t.Fatalf("protections %s and %s, want weights uncapped and the agent's ceiling capped", free.protection, capped.protection)
+	}
 	// 12 of 32 CPU online: 0.375; fill 10 / (32 - 12 - 0.4).
-	want := inflation(byCeiling, 0.375, 10/19.6, 1)
-	if got := capped.latency(spec); math.Abs(got-want) > 1e-9 {
+	if got, want := capped.latency(spec, h), h.inflation(byAgent, 0.375, 10/19.6, 1); math.Abs(got-want) > 1e-9 {
 		t.Errorf("latency %.3f, want %.3f", got, want)
 	}
-	if free.latency(spec) <= capped.latency(spec) {
-		t.Errorf("offline uncapped at full fill (%.2fx) hurt online less than capped (%.2fx) at 37.5%% online", free.latency(spec), capped.latency(spec))
+	if free.latency(spec, h) <= capped.latency(spec, h) {
+		t.Errorf("offline uncapped at full fill (%.2fx) hurt online less than capped (%.2fx) at 37.5%% online", free.latency(spec, h), capped.latency(spec, h))
+	}
+}
+
+// TestKoordinatorsCpusetReadsTheCoresCurve: with a cores curve in the
+// record, Koordinator's offline pods are on cores of their own whether
+// or not suppress binds.
+func TestKoordinatorsCpusetReadsTheCoresCurve(t *testing.T) {
+	tr := flat(8, 30, 1)
+	k := newKoordinator(defaultNodeSpec(), tr, perfect(tr), koordDefaults)
+	if k.protection(nil, true) != byAgent || k.protection(nil, false) != byWeights {
+		t.Error("without cores in the record: not a ceiling when it binds, weights when not")
+	}
+	k.cpuset = true
+	if k.protection(nil, true) != byCores || k.protection(nil, false) != byCores {
+		t.Error("with cores in the record: not on cores whether or not suppress binds")
 	}
 }
 

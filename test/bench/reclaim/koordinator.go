@@ -51,6 +51,10 @@ type koordinator struct {
 	traces     *traces
 	source     *usageSource
 	thresholds koordKnobs
+	// cpuset: CPU suppress puts offline pods on cores of their own (its
+	// default policy), which the harm model reads on the cores curve when
+	// the record has one; else as a ceiling, like a CFS quota.
+	cpuset bool
 }
 
 func newKoordinator(spec nodeSpec, tr *traces, src *usageSource, k koordKnobs) *koordinator {
@@ -74,6 +78,19 @@ func (k *koordinator) cpuCap(n *node, t int) float64 {
 	c := k.spec.capacity.cpu
 	q := c*float64(k.thresholds.suppress())/100 - k.traces.at(n.index, t).cpu - max(k.spec.system.cpu, k.spec.reserved.cpu)
 	return max(q, koordSuppressMinCPU)
+}
+
+// protection: on cores of their own whenever offline pods run (the
+// cpuset policy confines them whether or not its size binds), else a
+// ceiling when it binds.
+func (k *koordinator) protection(_ *node, capped bool) protection {
+	switch {
+	case k.cpuset:
+		return byCores
+	case capped:
+		return byAgent
+	}
+	return byWeights
 }
 
 // protect is BE memory eviction, the koordlet's 1 s loop. It kills the

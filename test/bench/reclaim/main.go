@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/manager"
-	"github.com/backfill-dev/backfill/internal/nodeagent"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
@@ -40,11 +39,23 @@ type config struct {
 	load                           workload
 	settings                       reclaim.Settings
 	agent                          agentSettings
+	// calibration is the interference record the harm model is built
+	// from, harm the model once validate has read it.
+	calibration string
+	harm        *harmModel
+	// signal is how backfill's manager hears online pods; onlineWindow
+	// the flag that sets its window.
+	signal       signalSettings
+	onlineWindow time.Duration
 }
 
 // docImages is where -update-docs-images writes the plots, from the
 // repository's root.
 const docImages = "docs/images"
+
+// recordedCalibration is the interference run the harm model reads by
+// default, from the repository's root.
+const recordedCalibration = "test/bench/reclaim/testdata/interference.json"
 
 func main() {
 	cfg := parseFlags()
@@ -56,7 +67,8 @@ func main() {
 
 func parseFlags() config {
 	mgr := manager.DefaultOptions()
-	cfg := config{settings: benchSettings(), agent: shippedAgent(), notice: mgr.StopNotice, grace: mgr.GracePeriod}
+	cfg := config{settings: benchSettings(), agent: shippedAgent(), notice: mgr.StopNotice, grace: mgr.GracePeriod,
+		signal: signalSettings{objective: 1.5}, onlineWindow: mgr.PrometheusRateWindow}
 	flag.IntVar(&cfg.nodes, "nodes", 100, "Nodes of the simulated cluster")
 	flag.IntVar(&cfg.days, "days", 7, "Simulated days, at 1-minute steps")
 	flag.StringVar(&cfg.seedList, "seeds", "1,2,3", "Seeds of the online traces, the backlog and the replicas' use, comma-separated: the same seed, the same run")
@@ -71,6 +83,9 @@ func parseFlags() config {
 	flag.DurationVar(&cfg.rateWindow, "rate-window", 2*time.Minute, "Window of the CPU rate the cluster-level decisions read (whole minutes)")
 	flag.DurationVar(&cfg.notice, "stop-notice", cfg.notice, "backfill: stop notice before an eviction for CPU (the manager's --stop-notice)")
 	flag.DurationVar(&cfg.grace, "grace-period", cfg.grace, "Grace period an evicted pod runs on for (the manager's --termination-grace-period)")
+	flag.StringVar(&cfg.calibration, "calibration", recordedCalibration, "Record of make bench-interference (its JSON result) the online latency model is calibrated on")
+	flag.Float64Var(&cfg.signal.objective, "online-objective", cfg.signal.objective, "backfill: the online workload's P99 objective over its P99 alone, which the manager's online signal holds nodes to; 0: no objective, no signal")
+	flag.DurationVar(&cfg.onlineWindow, "online-window", cfg.onlineWindow, "backfill: rate window of the online signal's P99 (whole minutes; the manager's --prometheus-rate-window)")
 	flag.Float64Var(&cfg.load.pdbBlocking, "pdb-blocking", 0.10, "Share of jobs with a PodDisruptionBudget of maxUnavailable 0: the Eviction API refuses to evict their pods")
 	flag.Float64Var(&cfg.load.pdbOne, "pdb-one", 0.10, "Share of jobs with a PodDisruptionBudget of maxUnavailable 1")
 	flag.Float64Var(&cfg.load.growing, "memory-growing", 0.20, "Share of replicas whose memory grows above their request (5-25% of it an hour, up to 1.5x)")
@@ -103,7 +118,7 @@ func benchSettings() reclaim.Settings {
 
 // realism is the flags' model of the cluster beyond the policies.
 func (cfg config) realism() realism {
-	return realism{load: cfg.load, noticed: wholeMinutesUp(cfg.notice + cfg.grace), unnoticed: wholeMinutesUp(cfg.grace)}
+	return realism{load: cfg.load, noticed: wholeMinutesUp(cfg.notice + cfg.grace), unnoticed: wholeMinutesUp(cfg.grace), harm: cfg.harm}
 }
 
 // wholeMinutesUp is d in minutes, rounded up: a pod that runs on for part
@@ -133,7 +148,13 @@ func validate(cfg *config) error {
 	ps, err := profilesNamed(cfg.profileList)
 	cfg.profiles = ps
 	errs = append(errs, err)
-	for name, d := range map[string]time.Duration{"-reclaim-window": cfg.settings.Window, "-reclaim-cpu-eviction-delay": cfg.settings.CPUEvictionDelay, "-usage-lag": cfg.lag, "-rate-window": cfg.rateWindow} {
+	harm, err := loadHarm(cfg.calibration)
+	cfg.harm = harm
+	if err != nil {
+		errs = append(errs, fmt.Errorf("-calibration=%s: %w", cfg.calibration, err))
+	}
+	errs = append(errs, validateSignal(cfg))
+	for name, d := range map[string]time.Duration{"-reclaim-window": cfg.settings.Window, "-reclaim-cpu-eviction-delay": cfg.settings.CPUEvictionDelay, "-usage-lag": cfg.lag, "-rate-window": cfg.rateWindow, "-online-window": cfg.onlineWindow} {
 		if d%time.Minute != 0 || d < 0 {
 			errs = append(errs, fmt.Errorf("%s=%s: must be whole minutes, the simulation's step", name, d))
 		}
@@ -159,12 +180,33 @@ func validate(cfg *config) error {
 	return errors.Join(errs...)
 }
 
-// agentSettingsValid checks the agent's flags as the agent itself would.
+// validateSignal checks the online signal's flags and sets its window.
+func validateSignal(cfg *config) error {
+	var errs []error
+	if o := cfg.signal.objective; o != 0 && o < 1 {
+		errs = append(errs, fmt.Errorf("-online-objective=%g: must be at least 1 (the P99 alone) or 0 for no signal", o))
+	}
+	cfg.signal.window = int(cfg.onlineWindow / time.Minute)
+	if cfg.onlineWindow < time.Minute || cfg.lag+cfg.onlineWindow > signalMemory*time.Minute {
+		errs = append(errs, fmt.Errorf("-online-window=%s, -usage-lag=%s: the window must be at least 1m, the two together at most %dm", cfg.onlineWindow, cfg.lag, signalMemory))
+	}
+	return errors.Join(errs...)
+}
+
+// agentSettingsValid checks the agent's flags, and the thresholds the
+// sweep sets with them, as the agent itself would.
 func agentSettingsValid(a agentSettings) error {
-	s := nodeagent.DefaultSettings()
-	s.CPUThreshold, s.CPUActivation, s.CPUFloor, s.MemoryThreshold = a.cpuThreshold, a.cpuActivation, a.cpuFloor, a.memoryThreshold
-	if err := s.Validate(); err != nil {
+	if err := a.settings().Validate(); err != nil {
 		return fmt.Errorf("-agent-*: %w", err)
+	}
+	for _, th := range thresholdsSweptFull {
+		for _, act := range []int{a.cpuActivation, 0} {
+			swept := a
+			swept.cpuThreshold, swept.cpuActivation = th, act
+			if err := swept.settings().Validate(); th >= a.cpuFloor && err != nil {
+				return fmt.Errorf("-agent-* with the sweep's threshold %d%%: %w", th, err)
+			}
+		}
 	}
 	return nil
 }

@@ -20,9 +20,9 @@ type tally struct {
 	hot   [len(hotLines)]int
 	// latency is online pods' P99 inflation, weighted by the CPU they used
 	// (a proxy for their requests); slow counts the node-minutes above
-	// slowLine.
+	// each of slowLines.
 	latency histogram
-	slow    int
+	slow    [len(slowLines)]int
 	// evictions are the pods a policy stopped (evicted or killed),
 	// refused the evictions a PodDisruptionBudget refused.
 	evictions, refused, oomKills int
@@ -35,9 +35,10 @@ type tally struct {
 	finished        int
 }
 
-// slowLine is the online P99 inflation above which a node-minute counts
-// as slow: bench-interference's target was 1.10x.
-const slowLine = 1.10
+// slowLines are the online P99 inflations above which the report counts
+// slow node-minutes: bench-interference's target (1.1x), far from it
+// (1.5x) and a service in trouble (3x).
+var slowLines = [...]float64{1.1, 1.5, 3}
 
 func newTally(p policy, spec nodeSpec, nodes, minutes int) *tally {
 	return &tally{policy: p.name(), knobs: p.knobs(), spec: spec, nodes: nodes,
@@ -56,9 +57,10 @@ func (s *tally) observe(t int, minutes []minute) {
 		for i, line := range hotLines {
 			s.hot[i] += count(busy > line)
 		}
-		l := m.latency(s.spec)
-		s.latency.add(l, m.onlineCPU)
-		s.slow += count(l > slowLine)
+		s.latency.add(m.inflation, m.onlineCPU)
+		for i, line := range slowLines {
+			s.slow[i] += count(m.inflation > line)
+		}
 	}
 	alloc := s.spec.allocatable()
 	n := float64(len(minutes))
@@ -81,11 +83,12 @@ type summary struct {
 	// online demand went unmet (CPU or memory).
 	hot   [len(hotLines)]float64
 	unmet float64
-	// slow is the percent of node-minutes with online P99 inflation above
-	// slowLine; latencyMean and latencyP99 its mean and 99th percentile,
+	// slow are the node-minutes with online P99 inflation above each of
+	// slowLines; latencyMean and latencyP99 its mean and 99th percentile,
 	// weighted by online CPU.
-	slow, latencyMean, latencyP99 float64
-	evictions, refused, oomKills  float64
+	slow                         [len(slowLines)]float64
+	latencyMean, latencyP99      float64
+	evictions, refused, oomKills float64
 	// work is what was done and kept, lost what evictions and OOM kills
 	// cost; all in replica-hours.
 	work, lost, lostToEvictions, lostToOOM float64
@@ -97,7 +100,6 @@ type summary struct {
 }
 
 func (s *tally) summary() summary {
-	nodeMinutes := float64(s.nodes * len(s.cpu))
 	kept := s.work - s.lostToEvictions - s.lostToOOM
 	sum := summary{
 		policy: s.policy, knobs: s.knobs,
@@ -105,7 +107,6 @@ func (s *tally) summary() summary {
 		memMean: 100 * mean(s.memory), memP50: 100 * median(s.memory),
 		onlineCPUMean: 100 * mean(s.online),
 		unmet:         float64(s.unmet),
-		slow:          100 * float64(s.slow) / nodeMinutes,
 		latencyMean:   s.latency.mean(), latencyP99: s.latency.quantile(0.99),
 		evictions: float64(s.evictions), refused: float64(s.refused), oomKills: float64(s.oomKills),
 		work: kept / 60, lost: (s.lostToEvictions + s.lostToOOM) / 60,
@@ -115,6 +116,9 @@ func (s *tally) summary() summary {
 	}
 	for i, h := range s.hot {
 		sum.hot[i] = float64(h)
+	}
+	for i, n := range s.slow {
+		sum.slow[i] = float64(n)
 	}
 	return sum
 }

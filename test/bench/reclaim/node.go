@@ -48,6 +48,10 @@ type minute struct {
 	onlineCPU, offlineCPU float64
 	// capped: a CPU ceiling held offline pods below their demand.
 	capped bool
+	// protection is how offline pods were kept off online CPU, and
+	// inflation online pods' P99 over their P99 alone (harm.go).
+	protection protection
+	inflation  float64
 }
 
 // shareCPU splits a node's CPU between online and offline demand for a
@@ -104,17 +108,14 @@ func (m minute) fill(spec nodeSpec) float64 {
 	return m.offlineCPU / idle
 }
 
-// latency is online pods' P99 inflation in the minute (harm.go).
-func (m minute) latency(spec nodeSpec) float64 {
-	p := byWeights
-	if m.capped {
-		p = byCeiling
-	}
+// latency is online pods' P99 inflation in the minute under its
+// protection (harm.go).
+func (m minute) latency(spec nodeSpec, h *harmModel) float64 {
 	starved := 1.0
 	if m.cpuUnmet() && m.onlineCPU > 0 {
 		starved = m.online.cpu / m.onlineCPU
 	}
-	return inflation(p, m.onlineCPU/spec.capacity.cpu, m.fill(spec), starved)
+	return h.inflation(m.protection, m.onlineCPU/spec.capacity.cpu, m.fill(spec), starved)
 }
 
 // hotLines are the shares of a node's CPU above which the report counts

@@ -19,6 +19,9 @@ type policy interface {
 	// cpuCap is the CPU offline pods on n may use in minute t (+Inf: no
 	// ceiling).
 	cpuCap(n *node, t int) float64
+	// protection is how offline pods on n were kept off online CPU in the
+	// minute, capped when their ceiling held them below their demand.
+	protection(n *node, capped bool) protection
 	// protect is the node agent's memory loop on n at the end of minute t:
 	// it sees the minute's use.
 	protect(n *node, t int, ev evictor)
@@ -53,6 +56,7 @@ func (p *priorityOnly) room(n *node) reclaim.Resources {
 	return free.Sub(n.held).NonNegative()
 }
 
-func (p *priorityOnly) cpuCap(*node, int) float64   { return math.Inf(1) }
-func (p *priorityOnly) protect(*node, int, evictor) {}
-func (p *priorityOnly) control(*node, int, evictor) {}
+func (p *priorityOnly) cpuCap(*node, int) float64         { return math.Inf(1) }
+func (p *priorityOnly) protection(*node, bool) protection { return byWeights }
+func (p *priorityOnly) protect(*node, int, evictor)       {}
+func (p *priorityOnly) control(*node, int, evictor)       {}

@@ -86,7 +86,8 @@ func runSweep(cfg config, vs []variant, progress io.Writer) (outcomes []outcome,
 		for si, seed := range cfg.seeds {
 			began := time.Now()
 			tr := newTraces(spec, cfg.nodes, cfg.days*minutesPerDay, seed, p)
-			w := world{spec: spec, traces: tr, source: newUsageSource(tr, int(cfg.lag/time.Minute), int(cfg.rateWindow/time.Minute))}
+			w := world{spec: spec, traces: tr, source: newUsageSource(tr, int(cfg.lag/time.Minute), int(cfg.rateWindow/time.Minute)),
+				harm: cfg.harm, signal: cfg.signal}
 			tallies := simulateAll(vs, w, seed, cfg.realism(), cfg.workers)
 			o := outcome{profile: p.name, seed: seed}
 			for i, t := range tallies {

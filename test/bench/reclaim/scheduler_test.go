@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -47,11 +48,13 @@ func TestSchedulerNeverOverfills(t *testing.T) {
 	tr := newTraces(spec, nodes, minutes, 3, profiles[2])
 	src := newUsageSource(tr, 1, 2)
 	agent := shippedAgent()
+	listening := newBackfill(spec, tr, src, benchSettings(), &agent)
+	listening.signal = signalSettings{objective: 1.5, window: 2}
 	policies := []policy{&priorityOnly{spec: spec, traces: tr}, newKoordinator(spec, tr, src, koordKnobs{85, 90}),
-		newBackfill(spec, tr, src, benchSettings(), nil), newBackfill(spec, tr, src, benchSettings(), &agent)}
-	real := realism{load: workload{pdbBlocking: 0.1, pdbOne: 0.1, growing: 0.2}, noticed: 2, unnoticed: 1}
-	for _, p := range policies {
-		t.Run(p.name(), func(t *testing.T) {
+		newBackfill(spec, tr, src, benchSettings(), nil), newBackfill(spec, tr, src, benchSettings(), &agent), listening}
+	real := realism{load: workload{pdbBlocking: 0.1, pdbOne: 0.1, growing: 0.2}, noticed: 2, unnoticed: 1, harm: fixtureHarm(t)}
+	for i, p := range policies {
+		t.Run(fmt.Sprintf("%d %s", i, p.name()), func(t *testing.T) {
 			s := newSimulation(p, spec, tr, 3, real)
 			refill(s.cluster, s.backlog)
 			placed := 0

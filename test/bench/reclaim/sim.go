@@ -13,6 +13,8 @@ type realism struct {
 	// running and holding: its stop notice and grace period, or its grace
 	// period alone (evictions for memory give no notice).
 	noticed, unnoticed int
+	// harm is online pods' latency beside offline pods.
+	harm *harmModel
 }
 
 // simulation is one policy's run on the shared online traces and backlog.
@@ -108,8 +110,9 @@ func (s *simulation) kill(r *replica) {
 	s.tally.lostToEvictions += s.stop(r.job, 0)
 }
 
-// observe is minute t on every node: demand, the CPU each side got, and
-// what the tally counts of it.
+// observe is minute t on every node: demand, the CPU each side got, the
+// online pods' latency (kept on the node for the online signal), and what
+// the tally counts of it.
 func (s *simulation) observe(t int) {
 	for i, n := range s.cluster.nodes {
 		m := minute{online: s.traces.at(i, t), offline: resources{memory: n.offlineMemory()}}
@@ -119,7 +122,11 @@ func (s *simulation) observe(t int) {
 		for _, p := range n.terminating {
 			m.offline.cpu += p.cpu
 		}
-		s.minutes[i] = shareCPU(s.spec, m, s.policy.cpuCap(n, t), s.policy.bestEffort())
+		m = shareCPU(s.spec, m, s.policy.cpuCap(n, t), s.policy.bestEffort())
+		m.protection = s.policy.protection(n, m.capped)
+		m.inflation = m.latency(s.spec, s.real.harm)
+		n.inflation[t%signalMemory] = m.inflation
+		s.minutes[i] = m
 	}
 	s.tally.observe(t, s.minutes)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/reclaim"
@@ -13,6 +14,10 @@ type world struct {
 	spec   nodeSpec
 	traces *traces
 	source *usageSource
+	// harm is the online latency model; signal how backfill's manager
+	// hears online pods.
+	harm   *harmModel
+	signal signalSettings
 }
 
 // variant is one point of the sweep: a policy family at one setting of
@@ -48,6 +53,11 @@ var (
 	// always on (activation 0) in the default sweep; the full one sweeps
 	// every margin.
 	ceilingMargins = []int{5, 10}
+	// thresholdsSwept are the agent's CPU thresholds swept below the
+	// shipped one, at the base margin (the full sweep: and at 5%), with
+	// its activation and with the ceiling always on.
+	thresholdsSwept     = []int{75, 80}
+	thresholdsSweptFull = []int{70, 75, 80}
 )
 
 // sweep is the variants of a run. Koordinator: its reclaim thresholds from
@@ -67,7 +77,11 @@ func sweep(full bool, base reclaim.Settings, agent agentSettings) []variant {
 	for i, k := range koords {
 		vs = append(vs, variant{family: familyKoordinator, knobs: k.String(), shipped: k == koordDefaults, tuned: i == len(koords)-1,
 			series: "Koordinator (label: cpu threshold)", label: fmt.Sprint(k.cpu),
-			build: func(w world) policy { return newKoordinator(w.spec, w.traces, w.source, k) }})
+			build: func(w world) policy {
+				p := newKoordinator(w.spec, w.traces, w.source, k)
+				p.cpuset = w.harm.has(byCores)
+				return p
+			}})
 	}
 	for _, s := range backfillSettings(full, false, base) {
 		vs = append(vs, backfillVariant(s, base, nil, agent))
@@ -80,6 +94,34 @@ func sweep(full bool, base reclaim.Settings, agent agentSettings) []variant {
 		always.cpuActivation = 0
 		for _, s := range ceilingSettings(full, base) {
 			vs = append(vs, backfillVariant(s, base, &always, agent))
+		}
+	}
+	return append(vs, thresholdVariants(full, base, agent)...)
+}
+
+// thresholdVariants are backfill with the agent at CPU thresholds below
+// its own, with its activation and (unless that is 0 already) with the
+// ceiling always on.
+func thresholdVariants(full bool, base reclaim.Settings, agent agentSettings) []variant {
+	thresholds, margins := thresholdsSwept, []int{base.Margin.CPU}
+	if full {
+		thresholds, margins = thresholdsSweptFull, []int{5, base.Margin.CPU}
+	}
+	activations := []int{agent.cpuActivation}
+	if agent.cpuActivation > 0 {
+		activations = append(activations, 0)
+	}
+	var vs []variant
+	for _, act := range activations {
+		for _, m := range slices.Compact(margins) {
+			for _, th := range thresholds {
+				if th >= agent.cpuThreshold || th < agent.cpuFloor {
+					continue
+				}
+				a := agent
+				a.cpuThreshold, a.cpuActivation = th, act
+				vs = append(vs, backfillVariant(withMarginAndDelay(base, m, base.CPUEvictionDelay), base, &a, agent))
+			}
 		}
 	}
 	return vs
@@ -129,6 +171,7 @@ func backfillVariant(s, base reclaim.Settings, a *agentSettings, shipped agentSe
 	family, knobs := familyBackfill, backfillKnobs(s)
 	series := fmt.Sprintf("%s, cpu eviction delay %s (label: cpu margin)", family, minutes(s.CPUEvictionDelay))
 	isShipped := s.Margin.CPU == base.Margin.CPU && s.CPUEvictionDelay == base.CPUEvictionDelay
+	label := fmt.Sprint(s.Margin.CPU)
 	if a != nil {
 		family = familyAgent
 		series = fmt.Sprintf("%s, cpu eviction delay %s (label: cpu margin)", family, minutes(s.CPUEvictionDelay))
@@ -137,9 +180,18 @@ func backfillVariant(s, base reclaim.Settings, a *agentSettings, shipped agentSe
 			series = fmt.Sprintf("%s activation %d%% (ceiling always on), delay %s (label: cpu margin)", family, a.cpuActivation, minutes(s.CPUEvictionDelay))
 			isShipped = false
 		}
+		if a.cpuThreshold != shipped.cpuThreshold {
+			knobs += fmt.Sprintf(", agent threshold %d%%", a.cpuThreshold)
+			series = fmt.Sprintf("%s activation %d%%, cpu margin %d%%, delay %s (label: agent threshold)", family, a.cpuActivation, s.Margin.CPU, minutes(s.CPUEvictionDelay))
+			label, isShipped = fmt.Sprint(a.cpuThreshold), false
+		}
 	}
-	return variant{family: family, knobs: knobs, label: fmt.Sprint(s.Margin.CPU), series: series, shipped: isShipped,
-		build: func(w world) policy { return newBackfill(w.spec, w.traces, w.source, s, a) }}
+	return variant{family: family, knobs: knobs, label: label, series: series, shipped: isShipped,
+		build: func(w world) policy {
+			b := newBackfill(w.spec, w.traces, w.source, s, a)
+			b.signal = w.signal
+			return b
+		}}
 }
 
 func backfillKnobs(s reclaim.Settings) string {

@@ -19,8 +19,8 @@ type criterion struct {
 }
 
 var criteria = []criterion{
-	{metric: metricHot80}, {metric: metricHot85}, {metric: metricHot90},
-	{metric: metricSlow}, {metric: metricLatMean}, {metric: metricLatP99},
+	{metric: metricHot85}, {metric: metricHot90},
+	{metric: metricSlow15}, {metric: metricSlow3}, {metric: metricLatMean}, {metric: metricLatP99},
 	{metric: metricLost, strict: true},
 }
 

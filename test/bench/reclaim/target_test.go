@@ -61,7 +61,9 @@ func TestJudge(t *testing.T) {
 }
 
 func TestTheSweeps(t *testing.T) {
-	for full, want := range map[bool]int{false: 18, true: 36} {
+	// 18 and 36, and the agent's thresholds below 85 with its activation
+	// and always on: 2 x 2 at the base margin, 3 x 2 x 2 at 5 and 10%.
+	for full, want := range map[bool]int{false: 22, true: 48} {
 		vs := sweep(full, benchSettings(), shippedAgent())
 		if len(vs) != want {
 			t.Errorf("full %v: %d variants, want %d", full, len(vs), want)
@@ -73,6 +75,13 @@ func TestTheSweeps(t *testing.T) {
 		}
 		if shipped != 4 || tuned != 1 {
 			t.Errorf("full %v: %d shipped and %d tuned variants, want one shipped per family and one tuned", full, shipped, tuned)
+		}
+		knobs := map[string]bool{}
+		for _, v := range vs {
+			if knobs[v.family+v.knobs] {
+				t.Errorf("full %v: two variants %s %q", full, v.family, v.knobs)
+			}
+			knobs[v.family+v.knobs] = true
 		}
 		for _, withAgent := range []bool{false, true} {
 			for _, s := range backfillSettings(full, withAgent, benchSettings()) {
