@@ -62,9 +62,12 @@ func (b *backfill) cpuCap(n *node, t int) float64 {
 	return ceiling
 }
 
-// protection: the agent's ceiling when it binds, else the kernel's weights.
-func (b *backfill) protection(_ *node, capped bool) protection {
-	if b.agent != nil && capped {
+// protection: with the agent, the agent's whenever it runs (it keeps
+// offline pods in the idle class whether or not its ceiling applies, and
+// the record's agent conditions measure it whole, at the fill it left);
+// without, the kernel's weights.
+func (b *backfill) protection(*node, bool) protection {
+	if b.agent != nil {
 		return byAgent
 	}
 	return byWeights

@@ -12,8 +12,9 @@ import (
 )
 
 // protection is how a node's offline pods are kept off online CPU in a
-// minute: by the kernel's CPU weights alone, under the node agent's CPU
-// ceiling, or on CPU cores of their own (Koordinator's cpuset suppress).
+// minute: by the kernel's CPU weights alone, under the node agent (its
+// idle class and CPU ceiling; a CFS quota that binds reads the same), or
+// on CPU cores of their own (Koordinator's cpuset suppress).
 type protection int
 
 const (
@@ -30,7 +31,7 @@ var protections = [...]struct {
 	name, recorded, steady, burst string
 }{
 	byWeights: {"CPU weights alone", calibration.ProtectionWeights, calibration.KeyBestEffort, calibration.KeyBurstBestEffort},
-	byAgent:   {"the agent's ceiling", calibration.ProtectionAgent, calibration.KeyAgent, calibration.KeyBurstAgent},
+	byAgent:   {"the node agent", calibration.ProtectionAgent, calibration.KeyAgent, calibration.KeyBurstAgent},
 	byCores:   {"cores of their own", calibration.ProtectionCores, "", ""},
 }
 

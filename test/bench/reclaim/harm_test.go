@@ -73,11 +73,11 @@ func TestTheReplayFailsWhenTheModelDrifts(t *testing.T) {
 					}
 				}
 			},
-			want: "the agent's ceiling, level 35%, agent:",
+			want: "the node agent, level 35%, agent:",
 		},
 		"the agent read on the weights curve": {
 			perturb: func(h *harmModel) { h.curves[byAgent] = h.curves[byWeights] },
-			want:    "the agent's ceiling, level 65%, agent:",
+			want:    "the node agent, level 65%, agent:",
 		},
 		"a level's points moved to the other level's online share": {
 			perturb: func(h *harmModel) {
@@ -229,25 +229,35 @@ func TestARecordWithoutCoresReadsCoresAsACeiling(t *testing.T) {
 	}
 }
 
-func TestAMinuteUnderACeilingThatBindsUsesTheAgentCurve(t *testing.T) {
+// TestAMinuteUnderTheAgentUsesTheAgentCurve: with the agent a node's
+// minute reads the agent's curve, its ceiling binding or not (the fill
+// says how much it held); without it, the weights curve.
+func TestAMinuteUnderTheAgentUsesTheAgentCurve(t *testing.T) {
 	h := fixtureHarm(t)
 	spec := defaultNodeSpec() // 32 CPU, system 0.4
+	tr := flat(12, 30, 1)
+	withAgent := newBackfill(spec, tr, nil, benchSettings(), &agentSettings{cpuThreshold: 85, cpuActivation: 0, cpuFloor: 10})
+	alone := newBackfill(spec, tr, nil, benchSettings(), nil)
 	m := minute{online: resources{cpu: 12}, offline: resources{cpu: 19}}
-	b := newBackfill(spec, flat(12, 30, 1), nil, benchSettings(), &agentSettings{cpuThreshold: 85, cpuActivation: 0, cpuFloor: 10})
-	n := newCluster(spec, 1).nodes[0]
 	free := shareCPU(spec, m, math.Inf(1), true)
 	capped := shareCPU(spec, m, 10, true)
 	if free.capped || !capped.capped {
 		t.Fatalf("capped %v without a ceiling and %v under one below demand", free.capped, capped.capped)
 	}
-	free.protection, capped.protection = b.protection(n, free.capped), b.protection(n, capped.capped)
-	if free.protection != byWeights || capped.protection != byAgent {
-		t.Fatalf("protections %s and %s, want weights uncapped and the agent's ceiling capped", free.protection, capped.protection)
+	for _, x := range []minute{free, capped} {
+		if p := withAgent.protection(nil, x.capped); p != byAgent {
+			t.Errorf("capped %v with the agent: %s, want the agent's", x.capped, p)
+		}
+		if p := alone.protection(nil, x.capped); p != byWeights {
+			t.Errorf("capped %v without the agent: %s, want weights", x.capped, p)
+		}
 	}
+	capped.protection = byAgent
 	// 12 of 32 CPU online: 0.375; fill 10 / (32 - 12 - 0.4).
 	if got, want := capped.latency(spec, h), h.inflation(byAgent, 0.375, 10/19.6, 1); math.Abs(got-want) > 1e-9 {
 		t.Errorf("latency %.3f, want %.3f", got, want)
 	}
+	free.protection = byWeights
 	if free.latency(spec, h) <= capped.latency(spec, h) {
 		t.Errorf("offline uncapped at full fill (%.2fx) hurt online less than capped (%.2fx) at 37.5%% online", free.latency(spec, h), capped.latency(spec, h))
 	}

@@ -22,7 +22,7 @@ func (h *harmModel) describe() []string {
 	}
 	for p, curve := range h.curves {
 		if len(curve) == 0 {
-			lines = append(lines, fmt.Sprintf("  %-20s not in the record: read on the agent's curve", protection(p).String()+":"))
+			lines = append(lines, fmt.Sprintf("  %-20s not in the record: read on the node agent's curve", protection(p).String()+":"))
 			continue
 		}
 		for _, pt := range curve {
@@ -33,8 +33,9 @@ func (h *harmModel) describe() []string {
 	}
 	lines = append(lines, h.noiseFloor()...)
 	lines = append(lines, h.others()...)
-	lines = append(lines, "  a ceiling applies when offline demand exceeds it (the agent's, Koordinator's suppress); Koordinator's cpuset suppress",
-		"  reads the cores curve whenever offline pods run; priority only (Burstable offline) the weights curve, uncalibrated")
+	lines = append(lines, "  backfill + agent reads the agent's curve every minute (idle class always, ceiling when engaged: the fill says how much it held);",
+		"  Koordinator the cores curve whenever offline pods run (its cpuset suppress), or without cores the agent's when suppress binds;",
+		"  backfill alone and priority only (Burstable offline, uncalibrated) the weights curve")
 	return lines
 }
 

@@ -73,7 +73,7 @@ func parseFlags() config {
 	flag.IntVar(&cfg.days, "days", 7, "Simulated days, at 1-minute steps")
 	flag.StringVar(&cfg.seedList, "seeds", "1,2,3", "Seeds of the online traces, the backlog and the replicas' use, comma-separated: the same seed, the same run")
 	flag.StringVar(&cfg.profileList, "profile", "all", "Online load profiles: default, long-bursts, harsh, a comma-separated list, or all")
-	flag.StringVar(&cfg.sweep, "sweep", "default", "Knob values swept: default (18 variants) or full (36: every CPU eviction delay for every margin, the agent's ceiling always on for every margin, more Koordinator thresholds)")
+	flag.StringVar(&cfg.sweep, "sweep", "default", "Knob values swept: default (22 variants) or full (48: every CPU eviction delay for every margin, the agent's ceiling always on for every margin, its thresholds 70-80 at two margins, more Koordinator thresholds)")
 	flag.StringVar(&cfg.out, "out", "", "Directory for the plots and the tables (runs.tsv, frontier.md); empty: a new temporary directory")
 	flag.BoolVar(&cfg.updateDocImages, "update-docs-images", false, "Also write the plots over "+docImages+"/reclaim-day.png and reclaim-frontier.png (run from the repository's root)")
 	flag.IntVar(&cfg.plotDay, "plot-day", 3, "The simulated day (from 1) the day plot shows")
@@ -151,7 +151,7 @@ func validate(cfg *config) error {
 	harm, err := loadHarm(cfg.calibration)
 	cfg.harm = harm
 	if err != nil {
-		errs = append(errs, fmt.Errorf("-calibration=%s: %w", cfg.calibration, err))
+		errs = append(errs, fmt.Errorf("-calibration: %w", err)) // the error names the file
 	}
 	errs = append(errs, validateSignal(cfg))
 	for name, d := range map[string]time.Duration{"-reclaim-window": cfg.settings.Window, "-reclaim-cpu-eviction-delay": cfg.settings.CPUEvictionDelay, "-usage-lag": cfg.lag, "-rate-window": cfg.rateWindow, "-online-window": cfg.onlineWindow} {
