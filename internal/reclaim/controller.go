@@ -175,8 +175,10 @@ func optional(u Usage, ok bool) *Usage {
 
 // act carries a decision's evictions out and returns the decision to
 // publish: its capacity raised again to what pods the Eviction API refused
-// to evict still hold, so the node never offers less than its pods hold.
+// to evict still hold, so the node never offers less than its pods hold,
+// and its hold's step lowered only by what the evictions released.
 func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explanation) (Decision, error) {
+	refusedStep := false
 	if len(d.Evict) > 0 {
 		refused, err := c.noticeVictims(ctx, n, d)
 		if err != nil {
@@ -186,10 +188,14 @@ func (c *Controller) act(ctx context.Context, n Node, d Decision, before Explana
 			d.Published = d.Published.Add(p.Batch)
 			d.Evicting = d.Evicting.Sub(p.Batch)
 		}
+		d.Online, refusedStep = stepReleased(n.Online, d.Online, d.Held.MilliCPU, d.Evicting.MilliCPU)
+		if refusedStep {
+			d.Why = fmt.Sprintf("a step of CPU is due (%s), but the Eviction API refused to evict the offline pods chosen (a PodDisruptionBudget?); no room for new pods, and the step is tried again, when the cool-down ends", d.Online.Why)
+		}
 	}
 	if before.State != d.State {
 		c.stateChanged(n.Name, before.State, d)
 	}
-	c.heldChanged(n.Name, before.Online, d)
+	c.heldChanged(n.Name, before.Online, d, refusedStep)
 	return d, nil
 }

@@ -96,9 +96,11 @@ func Decide(n Node, u *Usage, s Settings, now time.Time) Decision {
 		for _, p := range d.Evict {
 			d.Evicting = d.Evicting.Add(p.Batch)
 		}
-		if len(d.Evict) > 0 {
-			d.CooldownUntil = now.Add(s.Cooldown)
-		}
+	}
+	// A step of the online signal starts a cool-down even without a
+	// victim: the next step waits for it, as after an eviction.
+	if len(d.Evict) > 0 || giveBack > 0 {
+		d.CooldownUntil = now.Add(s.Cooldown)
 	}
 	remaining := d.Held.Sub(d.Evicting)
 	switch {

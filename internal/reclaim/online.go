@@ -58,6 +58,14 @@ type OnlineHold struct {
 	Why string `json:"why"`
 	// Since is the first harmful decision of this hold.
 	Since time.Time `json:"since"`
+	// HarmSince is the first harmful decision of the harm that lasts now
+	// (zero while it does not): a step is given back once it is
+	// Settings.OnlineEvictAfter old. A reading that is not harmful,
+	// healthy or within tightSlack of the objective, ends the spell; one
+	// that measures nothing neither ends nor extends it. A hold written
+	// without it (by an older manager) starts its spell at its next
+	// harmful decision.
+	HarmSince time.Time `json:"harmSince,omitzero"`
 	// HealthySince is when the signal turned healthy (zero while harmful):
 	// the hold ends Settings.OnlineRecoverAfter later.
 	HealthySince time.Time `json:"healthySince,omitzero"`
@@ -65,7 +73,8 @@ type OnlineHold struct {
 	// offline pods held when it began, a step lower each time it gives
 	// back.
 	MilliCPU int64 `json:"milliCPU"`
-	// Steps are the times it gave back a step by evicting.
+	// Steps are the times it gave back CPU by evicting: a step whose
+	// victims the Eviction API all refused is not one.
 	Steps int `json:"steps,omitempty"`
 }
 
@@ -104,10 +113,14 @@ func judge(sig *OnlineSignal, s Settings) (v verdict, signal, why string) {
 // pods not terminating hold; n.Online is the hold before.
 //
 //   - harmful while offline pods hold CPU: a hold begins at what they hold
-//     (no growth, no room for new pods); once it has lasted
-//     OnlineEvictAfter, and no cool-down runs, it steps down by OnlineStep
-//     of the node's CPU and offline pods give back what they hold above it;
-//   - harmful without offline pods, or tight: no growth, the hold as is;
+//     (no growth, no room for new pods); once the harm has lasted
+//     OnlineEvictAfter without a reading that is not harmful, and no
+//     cool-down runs, it steps down by OnlineStep of the node's CPU and
+//     offline pods give back what they hold above it;
+//   - harmful without offline pods: no growth, the hold as is, its harm
+//     going on;
+//   - tight: no growth and no step, the hold as is: neither its harm nor
+//     its health goes on;
 //   - healthy: a hold ends once healthy for OnlineRecoverAfter;
 //   - unknown: nothing changes.
 func listen(n Node, sig *OnlineSignal, s Settings, held Resources, now time.Time) (hold *OnlineHold, grow bool, giveBack int64) {
@@ -116,32 +129,30 @@ func listen(n Node, sig *OnlineSignal, s Settings, held Resources, now time.Time
 	switch {
 	case v == unknown:
 		return hold, hold == nil, 0
-	case v == harmful && held.MilliCPU > 0:
-		if hold == nil {
-			return &OnlineHold{Signal: signal, Why: why, Since: now, MilliCPU: min(held.MilliCPU, n.Published.MilliCPU)}, false, 0
-		}
-		h := *hold
-		h.Signal, h.Why, h.HealthySince = signal, why, time.Time{}
-		if now.Sub(h.Since) >= s.OnlineEvictAfter && !now.Before(n.CooldownUntil) {
-			step := n.Capacity.Percent(s.OnlineStep, 0).MilliCPU
-			h.MilliCPU = max(min(h.MilliCPU, held.MilliCPU)-step, 0)
-			h.Steps++
-			giveBack = held.MilliCPU - h.MilliCPU
-		}
-		return &h, false, giveBack
-	case v == harmful || v == tight:
-		if hold != nil {
-			h := *hold
-			h.HealthySince = time.Time{}
-			return &h, false, 0
-		}
-		return nil, false, 0
-	}
-	// Healthy.
-	if hold == nil {
-		return nil, true, 0
+	case hold == nil && v == harmful && held.MilliCPU > 0:
+		return &OnlineHold{Signal: signal, Why: why, Since: now, HarmSince: now, MilliCPU: min(held.MilliCPU, n.Published.MilliCPU)}, false, 0
+	case hold == nil:
+		return nil, v == healthy, 0
 	}
 	h := *hold
+	switch v {
+	case harmful:
+		h.HealthySince = time.Time{}
+		if h.HarmSince.IsZero() {
+			h.HarmSince = now
+		}
+		if held.MilliCPU > 0 {
+			h.Signal, h.Why = signal, why
+			if now.Sub(h.HarmSince) >= s.OnlineEvictAfter && !now.Before(n.CooldownUntil) {
+				h, giveBack = stepDown(h, n, s, held)
+			}
+		}
+		return &h, false, giveBack
+	case tight:
+		h.HarmSince, h.HealthySince = time.Time{}, time.Time{}
+		return &h, false, 0
+	}
+	h.HarmSince = time.Time{}
 	if h.HealthySince.IsZero() {
 		h.HealthySince = now
 	}
@@ -151,12 +162,29 @@ func listen(n Node, sig *OnlineSignal, s Settings, held Resources, now time.Time
 	return &h, false, 0
 }
 
+// stepDown lowers a hold by OnlineStep of the node's CPU, from what
+// offline pods hold now when the hold is above it, and says how much they
+// must give back; a step that would give back nothing is not taken.
+func stepDown(h OnlineHold, n Node, s Settings, held Resources) (OnlineHold, int64) {
+	step := n.Capacity.Percent(s.OnlineStep, 0).MilliCPU
+	limit := max(min(h.MilliCPU, held.MilliCPU)-step, 0)
+	if limit >= held.MilliCPU {
+		return h, 0
+	}
+	h.MilliCPU = limit
+	h.Steps++
+	return h, held.MilliCPU - limit
+}
+
 // heldWhy is the explanation of a decision on a held node: the hold, then
 // what moved the capacity.
 func heldWhy(h *OnlineHold, moved string) string {
-	state := "no growth while the signal is harmful"
-	if !h.HealthySince.IsZero() {
+	state := "no growth while online pods are near their objective"
+	switch {
+	case !h.HealthySince.IsZero():
 		state = fmt.Sprintf("healthy since %s, growth resumes once healthy for a while", h.HealthySince.Format(time.TimeOnly))
+	case !h.HarmSince.IsZero():
+		state = fmt.Sprintf("harmed since %s, no growth while the signal is harmful", h.HarmSince.Format(time.TimeOnly))
 	}
 	return fmt.Sprintf("held back by online pods since %s (%s): at most %s of batch CPU, %s; %s",
 		h.Since.Format(time.TimeOnly), h.Why, colocation.CPUString(h.MilliCPU), state, moved)

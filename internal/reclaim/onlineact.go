@@ -45,8 +45,9 @@ func (c *Controller) readSignals(ctx context.Context, now time.Time, pods []*clu
 }
 
 // heldChanged counts, and tells the node's events, when a hold begins,
-// gives back a step or ends.
-func (c *Controller) heldChanged(node string, before *OnlineHold, d Decision) {
+// gives back a step or ends; refusedStep: a step was due, but the Eviction
+// API refused every victim of it.
+func (c *Controller) heldChanged(node string, before *OnlineHold, d Decision, refusedStep bool) {
 	after := d.Online
 	signal := ""
 	if after != nil {
@@ -63,11 +64,39 @@ func (c *Controller) heldChanged(node string, before *OnlineHold, d Decision) {
 		metrics.OnlineActed(metrics.OnlineRelease)
 		c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, "OnlineHealthy", "Release",
 			"Online pods have been healthy for %s: reclaimed capacity grows again", c.settings.OnlineRecoverAfter)
+	case before != nil && refusedStep:
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "OnlineHarmed", "GiveBackRefused",
+			"Online pods still suffer after %s: %s; a step of reclaimed CPU is due, but the Eviction API refused to evict the offline pods chosen (a PodDisruptionBudget?): they keep %s CPU, and the step is tried again when the cool-down ends at %s",
+			harmedFor(after, d.At), after.Why, colocation.CPUString(d.Held.MilliCPU-d.Evicting.MilliCPU), d.CooldownUntil.Format(time.TimeOnly))
 	case before != nil && after.Steps > before.Steps:
 		metrics.OnlineActed(metrics.OnlineGiveBack)
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "OnlineHarmed", "GiveBack",
-			"Online pods still suffer after %s: %s; giving back a step of reclaimed CPU, down to %s", d.At.Sub(after.Since).Round(time.Second), after.Why, colocation.CPUString(after.MilliCPU))
+			"Online pods still suffer after %s: %s; giving back a step of reclaimed CPU, down to %s", harmedFor(after, d.At), after.Why, colocation.CPUString(after.MilliCPU))
 	}
+}
+
+// harmedFor is how long the harm of a hold has lasted at now.
+func harmedFor(h *OnlineHold, now time.Time) time.Duration {
+	return now.Sub(h.HarmSince).Round(time.Second)
+}
+
+// stepReleased is the hold after a decision's evictions were carried out
+// (released: the batch CPU they release): a step lowers the hold only as
+// far as the evictions released CPU, and a step that released nothing is
+// taken back whole (undone), so that the Eviction API refusing its victims
+// does not let steps pile up until the next eviction takes them all at
+// once. Its cool-down still runs: the next try waits for it.
+func stepReleased(before, after *OnlineHold, held, released int64) (hold *OnlineHold, undone bool) {
+	if before == nil || after == nil || after.Steps <= before.Steps {
+		return after, false
+	}
+	h := *after
+	if released <= 0 {
+		h.MilliCPU, h.Steps = before.MilliCPU, before.Steps
+		return &h, true
+	}
+	h.MilliCPU = max(h.MilliCPU, held-released)
+	return &h, false
 }
 
 // holdChanged reports whether a hold changed in what the next decision
@@ -76,6 +105,6 @@ func holdChanged(before, after *OnlineHold) bool {
 	if before == nil || after == nil {
 		return before != after
 	}
-	return before.Signal != after.Signal || !before.Since.Equal(after.Since) || !before.HealthySince.Equal(after.HealthySince) ||
-		before.MilliCPU != after.MilliCPU || before.Steps != after.Steps
+	return before.Signal != after.Signal || !before.Since.Equal(after.Since) || !before.HarmSince.Equal(after.HarmSince) ||
+		!before.HealthySince.Equal(after.HealthySince) || before.MilliCPU != after.MilliCPU || before.Steps != after.Steps
 }
