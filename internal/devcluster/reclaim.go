@@ -14,13 +14,19 @@ import (
 // devPrometheusRateWindow is four of the local Prometheus's 5 s scrapes.
 const devPrometheusRateWindow = 20 * time.Second
 
+// devOnlineWindowMin is two of the local Prometheus's 5 s scrapes: the
+// shortest window rate() reads the online signal over.
+const devOnlineWindowMin = 10 * time.Second
+
 // reclaimSettings fit the local cluster's compressed day, where an hour
 // of the online service's day passes in DayLength/24: the online peak
 // looks back two such hours, a node that evicted rests one, CPU evictions
 // wait ten minutes of it, and capacity can grow to full within one; a
 // node held back by its online pods gives back after ten minutes of harm
-// and grows again after half an hour of health. Usage comes from the local Prometheus,
-// scraped every 5 s.
+// and grows again after half an hour of health, reading the signal over
+// half of the time harm takes to evict (at least two scrapes, at most the
+// usage's rate window). Usage comes from the local Prometheus, scraped
+// every 5 s.
 func (o Options) reclaimSettings() reclaim.Settings {
 	hour := o.DayLength / 24
 	s := reclaim.DefaultSettings()
@@ -32,6 +38,7 @@ func (o Options) reclaimSettings() reclaim.Settings {
 	s.GrowthPerMinute = max(int(100*time.Minute/max(hour, time.Second)), 10)
 	s.OnlineEvictAfter = max(hour/6, 15*time.Second)
 	s.OnlineRecoverAfter = max(hour/2, 30*time.Second)
+	s.OnlineWindow = max(min(devPrometheusRateWindow, s.OnlineEvictAfter/2), devOnlineWindowMin)
 	return s
 }
 
@@ -82,7 +89,7 @@ func (c *Cluster) ManagerFlags() []string {
 		manager.FlagReclaimInterval, manager.FlagReclaimWindow,
 		manager.FlagReclaimCooldown, manager.FlagReclaimStaleAfter,
 		manager.FlagReclaimCPUEvictionDelay,
-		manager.FlagReclaimOnlineEvictAfter, manager.FlagReclaimOnlineRecoverAfter,
+		manager.FlagReclaimOnlineEvictAfter, manager.FlagReclaimOnlineRecoverAfter, manager.FlagReclaimOnlineWindow,
 		manager.FlagReportBindAddress, manager.FlagReportCertDir, manager.FlagReportURL,
 		manager.FlagReclaimGrowthPerMinute,
 	)

@@ -26,7 +26,7 @@ func TestManagerFlags(t *testing.T) {
 				"--reclaim-interval=5s", "--reclaim-window=2m0s",
 				"--reclaim-cooldown=1m0s", "--reclaim-stale-after=30s",
 				"--reclaim-cpu-eviction-delay=15s",
-				"--reclaim-online-evict-after=15s", "--reclaim-online-recover-after=30s",
+				"--reclaim-online-evict-after=15s", "--reclaim-online-recover-after=30s", "--reclaim-online-window=10s",
 				"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=" + certDir, "--report-url=https://127.0.0.1:9443",
 				"--reclaim-growth-per-minute=100",
 			},
@@ -39,7 +39,7 @@ func TestManagerFlags(t *testing.T) {
 				"--reclaim-interval=5s", "--reclaim-window=4m0s",
 				"--reclaim-cooldown=2m0s", "--reclaim-stale-after=30s",
 				"--reclaim-cpu-eviction-delay=20s",
-				"--reclaim-online-evict-after=20s", "--reclaim-online-recover-after=1m0s",
+				"--reclaim-online-evict-after=20s", "--reclaim-online-recover-after=1m0s", "--reclaim-online-window=10s",
 				"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=" + certDir, "--report-url=https://127.0.0.1:9443",
 				"--reclaim-growth-per-minute=50",
 			},
@@ -52,6 +52,9 @@ func TestManagerFlags(t *testing.T) {
 			c := &Cluster{opts: opts, promAddr: "127.0.0.1:9090", reportAddr: "127.0.0.1:9443"}
 			if diff := cmp.Diff(tc.want, c.ManagerFlags()); diff != "" {
 				t.Errorf("ManagerFlags (-want +got):\n%s", diff)
+			}
+			if err := opts.reclaimSettings().Validate(); err != nil {
+				t.Errorf("the manager refuses the local cluster's reclaim settings: %v", err)
 			}
 		})
 	}

@@ -224,7 +224,7 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*recl
 	c := reclaim.NewController(mgr.GetClient(), view, source, opts.ReclaimSettings, opts.StopNotice,
 		mgr.GetEventRecorder(reclaim.ControllerName), clock.RealClock{}, ctrl.Log)
 	if opts.PrometheusURL != "" {
-		signals, err := reclaim.NewOnlineSignals(opts.PrometheusURL, opts.PrometheusRateWindow)
+		signals, err := reclaim.NewOnlineSignals(opts.PrometheusURL, opts.ReclaimSettings.OnlineWindow)
 		if err != nil {
 			return nil, err
 		}

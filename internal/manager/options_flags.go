@@ -22,6 +22,7 @@ const (
 	FlagReclaimCPUEvictionDelay   = "reclaim-cpu-eviction-delay"
 	FlagReclaimOnlineEvictAfter   = "reclaim-online-evict-after"
 	FlagReclaimOnlineRecoverAfter = "reclaim-online-recover-after"
+	FlagReclaimOnlineWindow       = "reclaim-online-window"
 	FlagReclaimGrowthPerMinute    = "reclaim-growth-per-minute"
 	FlagReportBindAddress         = "report-bind-address"
 	FlagReportCertDir             = "report-cert-dir"

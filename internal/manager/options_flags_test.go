@@ -15,13 +15,13 @@ func TestFlagsParseBack(t *testing.T) {
 	s := &want.ReclaimSettings
 	s.Interval, s.Window, s.Cooldown, s.StaleAfter = 5*time.Second, 4*time.Minute, 2*time.Minute, 30*time.Second
 	s.CPUEvictionDelay, s.OnlineEvictAfter, s.OnlineRecoverAfter = 20*time.Second, 25*time.Second, time.Minute
-	s.GrowthPerMinute = 50
+	s.GrowthPerMinute, s.OnlineWindow = 50, 10*time.Second
 	want.ReportAddress, want.ReportCertDir, want.ReportURL = "127.0.0.1:9443", "/tmp/dev/pki/reports", "https://127.0.0.1:9443"
 
 	args := want.Flags(
 		FlagReclaimUsageSource, FlagPrometheusURL, FlagPrometheusRateWindow,
 		FlagReclaimInterval, FlagReclaimWindow, FlagReclaimCooldown, FlagReclaimStaleAfter,
-		FlagReclaimCPUEvictionDelay, FlagReclaimOnlineEvictAfter, FlagReclaimOnlineRecoverAfter, FlagReclaimGrowthPerMinute,
+		FlagReclaimCPUEvictionDelay, FlagReclaimOnlineEvictAfter, FlagReclaimOnlineRecoverAfter, FlagReclaimOnlineWindow, FlagReclaimGrowthPerMinute,
 		FlagReportBindAddress, FlagReportCertDir, FlagReportURL,
 	)
 	if diff := cmp.Diff([]string{"--reclaim-usage-source=prometheus", "--prometheus-url=http://127.0.0.1:9090", "--prometheus-rate-window=20s"}, args[:3]); diff != "" {

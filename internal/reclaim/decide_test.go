@@ -430,9 +430,30 @@ func TestSettingsValidate(t *testing.T) {
 		"--reclaim-growth-per-minute=0": func(s *Settings) { s.GrowthPerMinute = 0 },
 		"--reclaim-min-change=60":       func(s *Settings) { s.MinChange = 60 },
 		"--reclaim-stale-after=1s":      func(s *Settings) { s.StaleAfter = time.Second },
+		"--reclaim-online-window=500ms": func(s *Settings) { s.OnlineWindow = 500 * time.Millisecond },
+		"--reclaim-online-window=2m0s is not shorter than --reclaim-online-evict-after=2m0s": func(s *Settings) {
+			s.OnlineWindow = 2 * time.Minute
+		},
+		"--reclaim-online-window=1m0s is not shorter than --reclaim-online-evict-after=30s": func(s *Settings) {
+			s.OnlineEvictAfter = 30 * time.Second
+		},
+		"--reclaim-online-window=1m0s is not shorter than --reclaim-online-evict-after=0s": func(s *Settings) {
+			s.OnlineEvictAfter = 0
+		},
 	}
 	if err := DefaultSettings().Validate(); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
+	}
+	good := map[string]func(*Settings){
+		"a window a second shorter than evict-after": func(s *Settings) { s.OnlineWindow = s.OnlineEvictAfter - time.Second },
+		"a window of 1s": func(s *Settings) { s.OnlineWindow = time.Second },
+	}
+	for name, change := range good {
+		s := DefaultSettings()
+		change(&s)
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
 	}
 	for flag, breakIt := range bad {
 		s := DefaultSettings()

@@ -54,6 +54,12 @@ type Settings struct {
 	// OnlineRecoverAfter is how long the signal must stay healthy before
 	// a held node grows again.
 	OnlineRecoverAfter time.Duration
+	// OnlineWindow is the rate window of the signal's queries, latency
+	// and CPU wait: how far back one reading looks. Shorter than
+	// OnlineEvictAfter, since a reading stays harmful for a window after
+	// the harm ends: with a window as long, a blip would read as harm
+	// that lasted and evict.
+	OnlineWindow time.Duration
 }
 
 // DefaultSettings suit a cluster scraped every 30 s.
@@ -73,6 +79,7 @@ func DefaultSettings() Settings {
 		OnlineStep:         10,
 		OnlineEvictAfter:   2 * time.Minute,
 		OnlineRecoverAfter: 10 * time.Minute,
+		OnlineWindow:       time.Minute,
 	}
 }
 
@@ -124,7 +131,20 @@ func (s Settings) Validate() error {
 	if s.OnlineRecoverAfter < s.Interval {
 		errs = append(errs, fmt.Errorf("--reclaim-online-recover-after=%v: must be at least --reclaim-interval (%v), e.g. 10m", s.OnlineRecoverAfter, s.Interval))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, s.validateOnlineWindow())...)
+}
+
+// validateOnlineWindow checks the online signal's rate window against
+// evict-after: a reading stays harmful for a window after the harm ends.
+func (s Settings) validateOnlineWindow() error {
+	if s.OnlineWindow < time.Second {
+		return fmt.Errorf("--reclaim-online-window=%v: must be at least 1s, and at least two of Prometheus's scrape intervals, e.g. 1m", s.OnlineWindow)
+	}
+	if s.OnlineWindow >= s.OnlineEvictAfter {
+		return fmt.Errorf("--reclaim-online-window=%v is not shorter than --reclaim-online-evict-after=%v: a reading of the online signal stays harmful for a window after the harm ends, "+
+			"so a blip would read as harm that lasted and evict; shorten --reclaim-online-window or lengthen --reclaim-online-evict-after (the defaults are 1m and 2m)", s.OnlineWindow, s.OnlineEvictAfter)
+	}
+	return nil
 }
 
 // Percents are a percentage per resource.

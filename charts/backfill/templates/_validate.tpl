@@ -75,6 +75,14 @@ Checks of reclaim.* across values, as `backfill manager` checks its
 {{- if and $stale $interval (lt (float64 $stale) (float64 $interval)) }}
 {{- fail (printf "reclaim.staleAfter=%v: must be at least reclaim.interval (%v), or every node would freeze between two decisions; lengthen it (the default is 3m)" $r.staleAfter $r.interval) }}
 {{- end }}
+{{- $onlineWindow := include "backfill.durationMillis" $r.onlineWindow }}
+{{- $evictAfter := include "backfill.durationMillis" $r.onlineEvictAfter }}
+{{- if and $onlineWindow (lt (float64 $onlineWindow) 1000.0) }}
+{{- fail (printf "reclaim.onlineWindow=%v: must be at least 1s, and at least two of Prometheus's scrape intervals, e.g. 1m" $r.onlineWindow) }}
+{{- end }}
+{{- if and $onlineWindow $evictAfter (ge (float64 $onlineWindow) (float64 $evictAfter)) }}
+{{- fail (printf "reclaim.onlineWindow=%v is not shorter than reclaim.onlineEvictAfter=%v: a reading of the online signal stays harmful for a window after the harm ends, so a blip would read as harm that lasted and evict; shorten reclaim.onlineWindow or lengthen reclaim.onlineEvictAfter (the defaults are 1m and 2m)" $r.onlineWindow $r.onlineEvictAfter) }}
+{{- end }}
 {{- if and $r.enabled (eq $r.usageSource "prometheus") }}
 {{- if not .Values.manager.colocationMetrics }}
 {{- fail "reclaim.usageSource=prometheus needs manager.colocationMetrics=true: the manager tells offline from online use in Prometheus by its own backfill_offline_pod_info; set manager.colocationMetrics=true or reclaim.usageSource=metrics-api" }}

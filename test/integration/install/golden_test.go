@@ -243,6 +243,14 @@ func TestChartRefusesBadValues(t *testing.T) {
 			set:  []string{"reclaim.usageSource=prometheus", "reclaim.prometheusURL=http://prometheus-operated.monitoring:9090", "reclaim.prometheusRateWindow=500ms"},
 			want: "reclaim.prometheusRateWindow=500ms: must be at least 1s",
 		},
+		"online window under a second": {
+			set:  []string{"reclaim.onlineWindow=500ms"},
+			want: "reclaim.onlineWindow=500ms: must be at least 1s",
+		},
+		"online window not shorter than evict-after": {
+			set:  []string{"reclaim.onlineEvictAfter=1m"},
+			want: "reclaim.onlineWindow=1m is not shorter than reclaim.onlineEvictAfter=1m",
+		},
 		"cpu eviction margin above the cpu margin": {
 			set:  []string{"reclaim.cpuEvictionMargin=15"},
 			want: "reclaim.cpuEvictionMargin=15: must be at most reclaim.cpuMargin (10)",

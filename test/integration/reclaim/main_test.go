@@ -31,6 +31,9 @@ var (
 const (
 	scrapeInterval = time.Second
 	rateWindow     = 5 * time.Second
+	// onlineWindow holds two scrapes or more whatever their jitter, and
+	// is shorter than the online signal's evict-after.
+	onlineWindow = 2500 * time.Millisecond
 	// stopNotice is how long a victim is told before it is evicted: long
 	// enough to tell an eviction on a checkpoint from one at the end.
 	stopNotice = 20 * time.Second
@@ -41,6 +44,7 @@ func settings() reclaim.Settings {
 	s.Cooldown = 10 * time.Second
 	s.OnlineEvictAfter = 3 * time.Second
 	s.OnlineRecoverAfter = 5 * time.Second
+	s.OnlineWindow = onlineWindow
 	return s
 }
 
