@@ -66,7 +66,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	log.Info("Protecting online pods", "cgroup", fs.Version, "driver", fs.Driver, "cpus", agent.capacity/1000, "settings", opts.Settings)
+	log.Info("Protecting online pods", "cgroup", fs.Version, "driver", fs.Driver, "unifiedHierarchy", fs.Unified, "cpuWait", fs.WaitSource(),
+		"cpus", agent.capacity/1000, "settings", opts.Settings)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { cluster.Start(ctx); return nil })
 	g.Go(func() error { return agent.Run(ctx) })

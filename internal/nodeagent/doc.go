@@ -8,8 +8,10 @@
 //     ceiling shrinks at once and grows gradually;
 //   - above a memory watermark it evicts offline pods through the Eviction
 //     API, least work lost first, with the manager's own ranking;
-//   - it exports what it measured and set, and per online pod how long its
-//     threads waited for a CPU: the interference signal.
+//   - it exports what it measured and set, and per online pod its CPU
+//     wait, the time during which at least one of its threads waited for
+//     a CPU (pressure stall information's "some"; nodefs.WaitMeter says
+//     how each cgroup layout gives it): the interference signal.
 //
 // It caps only offline pods' cgroups, never an online pod's nor a QoS
 // class's (online pods without requests share the best-effort class with

@@ -46,7 +46,9 @@ func newAgentMetrics() *agentMetrics {
 		memoryUsed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "backfill_node_agent_memory_used_ratio",
 			Help: "The share of the node's memory in use (total less available), from 0 to 1."}),
 		onlineWait: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "backfill_node_agent_online_cpu_wait_seconds_total",
-			Help: "Time the threads of an online pod waited, runnable, for a CPU (cgroup v2: cpu.pressure some; v1: run-queue wait), by pod: the interference signal."}, []string{"namespace", "pod"}),
+			Help: "Time during which at least one thread of an online pod waited, runnable, for a CPU (pressure stall information's \"some\"), by pod: the interference signal. " +
+				"Read from the pod's cpu.pressure on cgroup v2, and on v1 where a unified hierarchy holds the pod; " +
+				"else (cgroup v1) estimated from its threads' run-queue waits, summed but at most the time elapsed, which reads above \"some\" while threads wait at once."}, []string{"namespace", "pod"}),
 		waited: map[types.UID][2]string{},
 	}
 }

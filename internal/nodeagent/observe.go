@@ -9,8 +9,8 @@ import (
 	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
-// observeWaits exports how long each online pod's threads waited for a
-// CPU since the last tick.
+// observeWaits exports each online pod's CPU wait since the last tick:
+// the time during which at least one of its threads waited for a CPU.
 func (a *Agent) observeWaits(pods []Pod) error {
 	if a.metrics == nil {
 		return nil

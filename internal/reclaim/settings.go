@@ -43,7 +43,10 @@ type Settings struct {
 
 	// OnlineCPUWait is how long, in seconds per second, a node's online
 	// pods may wait for a CPU together before the node is held back as if
-	// they missed their objective; 0 listens to latency only.
+	// they missed their objective; 0 listens to latency only. A pod's
+	// wait is the time during which at least one of its threads waited
+	// (pressure stall information's "some", at most 1 s/s a pod), summed
+	// over the node's online pods.
 	OnlineCPUWait float64
 	// OnlineStep is the share of a node's CPU, in percent, a held node
 	// gives back at each step.

@@ -8,8 +8,9 @@ import (
 )
 
 // Detect finds the node's cgroups: v2 if root/cgroup.controllers exists, else v1 if root/cpu (or root/cpu,cpuacct)
-// exists; the driver from which of kubepods.slice / kubepods exists under parent in the cpu hierarchy. Its errors say
-// what is missing and how to fix it.
+// exists, with the unified hierarchy of a hybrid layout if root/unified/cgroup.controllers exists; the driver from
+// which of kubepods.slice / kubepods exists under parent in the cpu hierarchy. Its errors say what is missing and how
+// to fix it.
 func Detect(root, parent, procRoot string) (*FS, error) {
 	f := &FS{Root: root, Parent: strings.Trim(parent, "/"), ProcRoot: procRoot}
 	if !isDir(root) {
@@ -20,6 +21,10 @@ func Detect(root, parent, procRoot string) (*FS, error) {
 		return nil, err
 	}
 	f.Version = version
+	unified := filepath.Join(root, "unified")
+	if version == V1 && isFile(filepath.Join(unified, "cgroup.controllers")) {
+		f.Unified = unified
+	}
 	if f.Driver, err = detectDriver(f); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func TestDetect(t *testing.T) {
 		files   []string // made empty under the cgroup root
 		parent  string
 		noProc  bool
+		unified bool // want Unified at root/unified
 		want    *FS
 		wantErr []string // each in the error
 	}{
@@ -31,6 +32,16 @@ func TestDetect(t *testing.T) {
 			dirs:   []string{"cpu/custom/kubepods", "cpuacct", "memory"},
 			parent: "/custom",
 			want:   &FS{Version: V1, Driver: Cgroupfs, Parent: "custom"},
+		},
+		"v1 systemd, hybrid: a unified hierarchy beside the controllers'": {
+			dirs:    []string{"cpu/kubepods.slice", "cpuacct/kubepods.slice", "memory/kubepods.slice", "unified/kubepods.slice"},
+			files:   []string{"unified/cgroup.controllers"},
+			want:    &FS{Version: V1, Driver: Systemd},
+			unified: true,
+		},
+		"v1 with a directory named unified that is no cgroup": {
+			dirs: []string{"cpu/kubepods", "cpuacct/kubepods", "memory/kubepods", "unified"},
+			want: &FS{Version: V1, Driver: Cgroupfs},
 		},
 		"v2 systemd": {
 			files: []string{"cgroup.controllers"},
@@ -102,6 +113,9 @@ func TestDetect(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want.Root, tc.want.ProcRoot = root, proc
+			if tc.unified {
+				tc.want.Unified = filepath.Join(root, "unified")
+			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreUnexported(FS{})); diff != "" {
 				t.Errorf("Detect (-want +got):\n%s", diff)
 			}

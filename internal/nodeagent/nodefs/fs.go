@@ -38,6 +38,10 @@ type FS struct {
 	Parent string
 	// ProcRoot is the node's /proc: "/proc".
 	ProcRoot string
+	// Unified is, on a v1 node, where a unified (v2) hierarchy without controllers is mounted beside the controllers'
+	// (systemd's hybrid layout: Root/unified), "" when none is: its cgroups mirror the kubelet's, and their
+	// cpu.pressure is the CPU wait the agent reads (WaitMeter).
+	Unified string
 
 	// write replaces writeCgroupFile in tests, which cannot make a fake tree refuse a write the way a kernel does.
 	write func(path, value string) error
@@ -93,4 +97,9 @@ func (f *FS) Exists(group string) bool {
 func isDir(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }

@@ -9,24 +9,37 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// spinEnv makes the test binary a CPU-bound workload instead of running tests.
+// spinEnv makes the test binary a CPU-bound workload instead of running tests: "1" on any CPU, "cpu0" on the first
+// CPU alone.
 const spinEnv = "BACKFILL_NODEFS_TEST_SPIN"
 
 // spinSink gives the workload's loop a side effect, so it spins on one CPU until killed.
 var spinSink uint64
 
 func TestMain(m *testing.M) {
-	if os.Getenv(spinEnv) == "1" {
+	switch os.Getenv(spinEnv) {
+	case "cpu0":
+		// The spinning thread only, which the loop below runs on: the runtime's other threads barely run.
+		runtime.LockOSThread()
+		mask := uint64(1)
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask))); errno != 0 {
+			fmt.Fprintf(os.Stderr, "pin the spinning thread to CPU 0: %v\n", errno)
+			os.Exit(1)
+		}
+		fallthrough
+	case "1":
 		for {
 			spinSink++
 		}
@@ -156,13 +169,16 @@ func makeRealGroups(t *testing.T, f *FS, group string) {
 }
 
 // realHierarchies are the directories SetPodCPUCeiling and the readers use: one under v2; cpu, cpuacct and memory
-// under v1, once each when mounted together.
+// under v1, once each when mounted together, and the unified hierarchy when f has one.
 func realHierarchies(f *FS) []string {
 	var dirs []string
 	for _, controller := range []string{cpuCtl, cpuacctCtl, memoryCtl} {
 		if dir := f.mount(controller); !slices.Contains(dirs, dir) {
 			dirs = append(dirs, dir)
 		}
+	}
+	if f.Unified != "" {
+		dirs = append(dirs, f.Unified)
 	}
 	return dirs
 }
@@ -197,12 +213,18 @@ func removeCgroup(t *testing.T, dir string) {
 // startSpinner starts this test binary as a one-thread CPU spinner and stops it by its PID when the test ends.
 func startSpinner(t *testing.T) int {
 	t.Helper()
+	return startSpinnerAs(t, "1")
+}
+
+// startSpinnerAs starts a spinner of mode (spinEnv's values).
+func startSpinnerAs(t *testing.T, mode string) int {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), spinEnv+"=1")
+	cmd.Env = append(os.Environ(), spinEnv+"="+mode)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive a test binary that dies
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the spinning process: %v", err)

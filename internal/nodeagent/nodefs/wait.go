@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,68 +13,150 @@ import (
 	"time"
 )
 
-// WaitMeter measures, monotonically, how long a group's tasks waited runnable for a CPU: v2 the "some total" of
-// cpu.pressure (µs); v1 the sum over the group's threads (every descendant cgroup's tasks) of the run-queue wait in
-// ProcRoot/<tid>/schedstat (2nd field, ns), summing only increases per thread since threads come and go.
+// A group's CPU wait has one definition on every node: the time during which at least one of the group's threads was
+// runnable but not running, as the kernel's pressure stall information (PSI) counts "some" in cpu.pressure. It is a
+// share of the time, from 0 to 1 second per second whatever the count of threads: a pod whose eight threads all wait
+// for the same second waited one second, as one whose single thread did.
+//
+// Where the kernel counts it for the group it is read (WaitPressure): cgroup v2, and cgroup v1 nodes whose unified
+// hierarchy (systemd's hybrid layout, mounted at Root/unified) holds the group, every cgroup there having a
+// cpu.pressure of its own. Elsewhere on v1 it is estimated (WaitEstimate) from the run-queue wait of each of the
+// group's threads (ProcRoot/<tid>/schedstat, 2nd field): between two reads their waits summed, but at most the time
+// elapsed. The estimate is "some" exactly while the threads wait one at a time, and above it while several wait at
+// once, by at most the count of threads waiting, never past the elapsed time.
+
+// The sources of a CPU wait, the values WaitSource returns.
+const (
+	// WaitPressure: the "some" total of the group's cpu.pressure.
+	WaitPressure = "pressure"
+	// WaitEstimate: the threads' run-queue waits summed, at most the time elapsed.
+	WaitEstimate = "run-queue estimate"
+)
+
+// WaitMeter measures, monotonically, each group's CPU wait (see above) since the meter first read it.
 type WaitMeter struct {
 	fs *FS
+	// now is the clock the estimate bounds its reads by.
+	now func() time.Time
 
 	mu     sync.Mutex
-	groups map[string]*groupWait // v1 only
+	groups map[string]*groupWait
 }
 
-// groupWait is what a v1 meter remembers of one group between reads.
+// groupWait is what a meter remembers of one group between reads.
 type groupWait struct {
-	total   time.Duration
-	threads map[int]time.Duration // each thread's wait at the last read
+	// total is the group's wait since the meter first read it.
+	total time.Duration
+	// source is what the last read read; a read from another source is the first of that source, which counts nothing.
+	source string
+	// pressure is the "some" total at the last read (WaitPressure).
+	pressure time.Duration
+	// at and threads are the time of the last read and each thread's run-queue wait then (WaitEstimate).
+	at      time.Time
+	threads map[int]time.Duration
 }
 
-// NewWaitMeter starts a meter with no history: on v1, a thread first seen counts its whole wait so far.
+// NewWaitMeter starts a meter with no history: the first read of a group counts nothing, and is where its wait starts.
 func (f *FS) NewWaitMeter() *WaitMeter {
-	return &WaitMeter{fs: f, groups: map[string]*groupWait{}}
+	return &WaitMeter{fs: f, now: time.Now, groups: map[string]*groupWait{}}
 }
 
-// Read is how long group's tasks have waited for a CPU so far.
-func (m *WaitMeter) Read(group string) (time.Duration, error) {
-	dir := m.fs.path(cpuCtl, group)
-	if m.fs.Version == V2 {
-		us, err := readPressureTotal(filepath.Join(dir, "cpu.pressure"))
-		return time.Duration(us) * time.Microsecond, err
+// WaitSource says how the node's CPU waits are measured: WaitPressure on cgroup v2; on v1 with a unified hierarchy
+// WaitPressure for the groups it holds, else WaitEstimate.
+func (f *FS) WaitSource() string {
+	switch {
+	case f.Version == V2:
+		return WaitPressure
+	case f.Unified != "":
+		return WaitPressure + " (unified hierarchy), else " + WaitEstimate
 	}
+	return WaitEstimate
+}
 
+// pressureFile is group's cpu.pressure, "" when the node has none for it.
+func (f *FS) pressureFile(group string) string {
+	if f.Version == V2 {
+		return filepath.Join(f.path(cpuCtl, group), "cpu.pressure")
+	}
+	if f.Unified == "" {
+		return ""
+	}
+	file := filepath.Join(f.Unified, f.Parent, f.top(), group, "cpu.pressure")
+	if _, err := os.Stat(file); err != nil {
+		return ""
+	}
+	return file
+}
+
+// Read is how long, since the meter first read group, at least one of its threads waited for a CPU.
+func (m *WaitMeter) Read(group string) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tids, err := threadsIn(dir)
+	now := m.now()
+	g := m.groups[group]
+	if g == nil {
+		g = &groupWait{}
+	}
+	var err error
+	if file := m.fs.pressureFile(group); file != "" {
+		err = g.readPressure(file)
+	} else {
+		err = g.estimate(m.fs.path(cpuCtl, group), m.fs.ProcRoot, now)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			delete(m.groups, group) // the pod is gone: do not keep its threads forever
 		}
 		return 0, err
 	}
-	g := m.groups[group]
-	if g == nil {
-		g = &groupWait{}
-		m.groups[group] = g
+	m.groups[group] = g
+	return g.total, nil
+}
+
+// readPressure adds what file's "some" total grew by since the last read.
+func (g *groupWait) readPressure(file string) error {
+	us, err := readPressureTotal(file)
+	if err != nil {
+		return err
+	}
+	some := time.Duration(us) * time.Microsecond
+	if g.source == WaitPressure && some > g.pressure {
+		g.total += some - g.pressure
+	}
+	g.source, g.pressure, g.threads = WaitPressure, some, nil
+	return nil
+}
+
+// estimate adds the run-queue waits of the threads in the cgroup at dir (and below it) since the last read, at most
+// the time elapsed since then. A thread not seen at the last read counts its whole wait, within that bound.
+func (g *groupWait) estimate(dir, procRoot string, now time.Time) error {
+	tids, err := threadsIn(dir)
+	if err != nil {
+		return err
 	}
 	seen := make(map[int]time.Duration, len(tids))
+	var waited time.Duration
 	for _, tid := range tids {
-		wait, err := readRunDelay(filepath.Join(m.fs.ProcRoot, strconv.Itoa(tid), "schedstat"))
+		wait, err := readRunDelay(filepath.Join(procRoot, strconv.Itoa(tid), "schedstat"))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 			continue // the thread exited since the listing
 		}
 		if err != nil {
-			return 0, err
+			return err
 		}
 		last, known := g.threads[tid]
 		if known && wait >= last {
-			g.total += wait - last
+			waited += wait - last
 		} else {
-			g.total += wait // a new thread, or a new one that reuses an old thread's ID
+			waited += wait // a new thread, or a new one that reuses an old thread's ID
 		}
 		seen[tid] = wait
 	}
-	g.threads = seen
-	return g.total, nil
+	if g.source == WaitEstimate {
+		g.total += min(waited, max(now.Sub(g.at), 0))
+	}
+	g.source, g.at, g.threads = WaitEstimate, now, seen
+	return nil
 }
 
 // threadsIn lists the thread IDs in the cgroup at dir and every cgroup below it.

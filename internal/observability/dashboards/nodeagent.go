@@ -95,8 +95,9 @@ func nodeAgentCPUPanel(id uint32, pos dashboard.GridPos) *timeseries.PanelBuilde
 // onlineCPUWaitPanel is the interference signal of the online pods.
 func onlineCPUWaitPanel(id uint32, pos dashboard.GridPos) *timeseries.PanelBuilder {
 	return timeSeriesPanel(id, fmt.Sprintf("Online pods waiting for CPU (top %d)", topWaiting),
-		"Seconds per second that an online pod's threads waited, runnable, for a CPU (backfill_node_agent_online_cpu_wait_seconds_total: "+
-			"cgroup v2 cpu.pressure some, v1 the run-queue wait of its threads): the interference offline pods cause, and what the node agent's ceiling keeps low. "+
+		"Seconds per second during which at least one thread of an online pod waited, runnable, for a CPU (backfill_node_agent_online_cpu_wait_seconds_total: "+
+			"the \"some\" of the pod's cpu.pressure on cgroup v2 and where v1 has a unified hierarchy, else an estimate from its threads' run-queue waits, at most 1 s/s): "+
+			"the interference offline pods cause, and what the node agent's ceiling keeps low. "+
 			fmt.Sprintf("The %d pods that waited most on the nodes chosen. ", topWaiting)+
 			"BackfillOnlinePodsWaitForCPU fires when the pods of a node wait more than 0.1 s/s together while offline pods run there.",
 		UnitSecondsPerSecond, pos, []Query{OnlineCPUWait()}).

@@ -114,9 +114,9 @@ func onlinePeersPanel(id uint32, pos dashboard.GridPos) *timeseries.PanelBuilder
 // onlinePressurePanel: how long online pods wait for a CPU, per node.
 func onlinePressurePanel(id uint32, pos dashboard.GridPos) *timeseries.PanelBuilder {
 	panel := timeSeriesPanel(id, fmt.Sprintf("Online pods waiting for CPU, per node (top %d of each)", topPressure),
-		"Seconds per second that the online pods of a node waited, runnable, for a CPU, summed over them: the node agent's measure "+
-			"(backfill_node_agent_online_cpu_wait_seconds_total) where it reports the node, else the kubelet's CPU pressure of every container that is not offline "+
-			"(container_pressure_cpu_waiting_seconds_total: cgroup v2, and the KubeletPSI feature gate before Kubernetes 1.34). "+
+		"Seconds per second that the online pods of a node waited, runnable, for a CPU, summed over them, each pod's wait the time at least one of its threads waited: "+
+			"the node agent's measure (backfill_node_agent_online_cpu_wait_seconds_total) where it reports the node, else the kubelet's CPU pressure of every container that is not offline "+
+			"(container_pressure_cpu_waiting_seconds_total: cgroup v2, and the KubeletPSI feature gate before Kubernetes 1.34), summed over a pod's containers. "+
 			fmt.Sprintf("The %d nodes with offline pods that wait most, and, dashed, the %d without. ", topPressure, topPressure)+
 			"Above the manager's --reclaim-online-cpu-wait (0.1 s/s by default) on a node with offline pods, the manager holds the node back.",
 		UnitSecondsPerSecond, pos, OnlineCPUPressure()).

@@ -104,13 +104,19 @@ func OnlineActionsOver(action, window string) string {
 }
 
 // OnlineCPUPressureByNodeOver is how long the online pods of each node
-// waited for a CPU together, in seconds per second, labelled node, over a
-// rate window of the caller's: the node agent's measure where an agent
-// reports the node's online pods, else cAdvisor's CPU pressure of the
-// containers of every pod that is not offline. The two measure alike
-// (cgroup v2 cpu.pressure "some"), the agent per pod, cAdvisor per
-// container, summed here over a pod's containers. It is what the manager
-// reads as the cpu-wait signal.
+// waited for a CPU, in seconds per second summed over the pods, labelled
+// node, over a rate window of the caller's: the node agent's measure where
+// an agent reports the node's online pods, else cAdvisor's CPU pressure of
+// the containers of every pod that is not offline. Both count the time
+// during which at least one thread waited (pressure stall information's
+// "some"), but not over the same threads, nor always from the kernel's
+// count: the agent per pod, from the pod's cpu.pressure on cgroup v2 and
+// where v1 has a unified hierarchy, else (v1) from an estimate that reads
+// above "some" while the pod's threads wait at once, never above 1 s/s;
+// cAdvisor per container, on cgroup v2 only, summed here over a pod's
+// containers, which reads above the pod's "some" while two of its
+// containers wait at once. It is what the manager reads as the cpu-wait
+// signal.
 func OnlineCPUPressureByNodeOver(window, matchers string) string {
 	psiByPod := fmt.Sprintf("sum by (node, namespace, pod) (rate(%s[%s]))", selector(MetricCPUPressureWaiting, ContainerSelector, matchers), window)
 	return OnlineCPUWaitByNodeOver(window, matchers) + " or " + onlineOnly(psiByPod)
