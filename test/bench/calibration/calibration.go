@@ -92,7 +92,9 @@ type Condition struct {
 	Burst      bool   `json:"burst,omitempty"`
 	// P99, P999 and ServerP99 are latency ratios: the client's from each
 	// request's scheduled send time, the server's from reading the
-	// request to its last byte written.
+	// request to its last byte written. A burst's P99 is of the requests
+	// due from 5 s after the burst's start, to the burst alone's; its
+	// P999 and ServerP99 are of the whole burst.
 	P99       Interval `json:"p99"`
 	P999      Interval `json:"p999"`
 	ServerP99 Interval `json:"serverP99"`

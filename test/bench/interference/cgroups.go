@@ -18,9 +18,10 @@ import (
 const (
 	sharesPerCore   = 1024
 	bestEffortShare = 2
-	// onlineRequest is the online pod's CPU request in milli-cores; it has
-	// no limit (Burstable).
-	onlineRequest = 1000
+	// onlineRequestShare is the share of the node's CPUs the online pod
+	// requests: far more than it uses, as online pods do where
+	// co-location pays; it has no limit (Burstable).
+	onlineRequestShare = 0.8
 )
 
 // pod is one pod's cgroup with one container, as the kubelet's cgroupfs
@@ -39,30 +40,32 @@ func (p *pod) group() string { return filepath.Join("kubepods", p.qos, "pod"+p.u
 // container is where the pod's process runs.
 func (p *pod) container() string { return filepath.Join(p.group(), p.containerID) }
 
+// loadGroup is where the load generator runs: outside kubepods, as a
+// node's monitoring and daemons do.
+const loadGroup = "system/loadgen"
+
 // layout is the bench's cgroup subtree, backfill-bench-<pid> under each
-// hierarchy: a kubelet's kubepods with an online pod and two offline pods.
+// hierarchy: a kubelet's kubepods with an online pod and an offline pod,
+// and a system group for the load generator.
 type layout struct {
 	h    hierarchies
 	sub  string
 	cpus int
-	// online serves requests (Burstable, requests 1 core, no limit).
+	// online serves requests (Burstable, no limit).
 	online *pod
-	// offline trains as backfill runs it today: BestEffort.
+	// offline trains as backfill runs it: BestEffort.
 	offline *pod
-	// sameWeight trains as a user would without co-location policy: a
-	// Burstable pod requesting what the online pod requests.
-	sameWeight *pod
-	made       []string // absolute directories, in the order made
+	made    []string // absolute directories, in the order made
 }
 
 func newLayout(h hierarchies, pid, cpus int) (l *layout, err error) {
+	onlineShares := int64(onlineRequestShare * float64(cpus) * sharesPerCore)
 	l = &layout{
-		h:          h,
-		sub:        fmt.Sprintf("backfill-bench-%d", pid),
-		cpus:       cpus,
-		online:     newPod("online", "burstable", onlineRequest*sharesPerCore/1000),
-		offline:    newPod("offline", "besteffort", bestEffortShare),
-		sameWeight: newPod("offline-same-weight", "burstable", onlineRequest*sharesPerCore/1000),
+		h:       h,
+		sub:     fmt.Sprintf("backfill-bench-%d", pid),
+		cpus:    cpus,
+		online:  newPod("online", "burstable", onlineShares),
+		offline: newPod("offline", "besteffort", bestEffortShare),
 	}
 	defer func() {
 		if err != nil {
@@ -70,15 +73,16 @@ func newLayout(h hierarchies, pid, cpus int) (l *layout, err error) {
 		}
 	}()
 	// The kubelet gives the Burstable QoS cgroup the sum of its pods'
-	// requests; both Burstable pods exist for the whole run.
-	burstable := l.online.shares + l.sameWeight.shares
+	// requests.
 	steps := []cgroupStep{
 		{"", 0, false},
 		{"kubepods", int64(cpus) * sharesPerCore, false},
-		{"kubepods/burstable", burstable, false},
+		{"kubepods/burstable", onlineShares, false},
 		{"kubepods/besteffort", bestEffortShare, false},
+		{"system", 0, false},
+		{loadGroup, 0, true},
 	}
-	for _, p := range []*pod{l.online, l.offline, l.sameWeight} {
+	for _, p := range []*pod{l.online, l.offline} {
 		steps = append(steps, cgroupStep{p.group(), p.shares, false}, cgroupStep{p.container(), p.shares, true})
 	}
 	for _, s := range steps {
@@ -111,8 +115,25 @@ func (l *layout) make(group string, shares int64, leaf bool) error {
 		l.made = append(l.made, dir)
 		// On v2 a cgroup's children get the cpu and memory files only
 		// when it enables them; a cgroup without processes may.
-		if l.h.v2 && !leaf {
-			if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu +memory"); err != nil {
+		if l.h.v2 && d == l.h.cpu && !leaf {
+			enable := "+cpu +memory"
+			if l.h.cpuset != "" {
+				enable += " +cpuset"
+			}
+			if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), enable); err != nil {
+				return err
+			}
+		}
+	}
+	// A v1 cpuset takes no task until it has CPUs and memory nodes: the
+	// parent's.
+	if l.h.cpuset != "" && l.h.cpuset != l.h.cpu {
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			parent, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Join(l.h.cpuset, l.sub, group)), f))
+			if err != nil {
+				return fmt.Errorf("reading the parent's %s: %w", f, err)
+			}
+			if err := writeFile(filepath.Join(l.h.cpuset, l.sub, group, f), strings.TrimSpace(string(parent))); err != nil {
 				return err
 			}
 		}
@@ -143,6 +164,28 @@ func (l *layout) moveInto(pid int, group string) error {
 	return nil
 }
 
+// setCPUs confines a pod (its cgroup and its container's) or the load
+// generator to cpus ("0", "1-3"; "" for all of the node's). A v1 child's
+// CPUs must stay within its parent's: narrowing writes the container
+// first, widening the pod first.
+func (l *layout) setCPUs(groups []string, cpus string) error {
+	if cpus == "" {
+		cpus = fmt.Sprintf("0-%d", l.cpus-1)
+		for _, g := range groups {
+			if err := writeFile(filepath.Join(l.h.cpuset, l.sub, g, "cpuset.cpus"), cpus); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := len(groups) - 1; i >= 0; i-- {
+		if err := writeFile(filepath.Join(l.h.cpuset, l.sub, groups[i], "cpuset.cpus"), cpus); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // usage is the CPU time group's processes used since it was made.
 func (l *layout) usage(group string) (time.Duration, error) {
 	dir := filepath.Join(l.h.cpuacct, l.sub, group)
@@ -157,20 +200,52 @@ func (l *layout) usage(group string) (time.Duration, error) {
 		}
 		return time.Duration(ns), nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "cpu.stat"))
+	us, err := readKeyed(filepath.Join(dir, "cpu.stat"), "usage_usec")
+	return time.Duration(us) * time.Microsecond, err
+}
+
+// pressure is the time at least one of group's tasks waited for a CPU
+// (cpu.pressure "some"), where a v2 hierarchy holds the group; ok false
+// where none does.
+func (l *layout) pressure(group string) (d time.Duration, ok bool, err error) {
+	if l.h.psi == "" {
+		return 0, false, nil
+	}
+	b, err := os.ReadFile(filepath.Join(l.h.psi, l.sub, group, "cpu.pressure"))
 	if err != nil {
-		return 0, fmt.Errorf("reading CPU use: %w", err)
+		return 0, false, fmt.Errorf("reading CPU pressure: %w", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
-			us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parsing %s/cpu.stat: %w", dir, err)
+		if !strings.HasPrefix(line, "some ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, found := strings.CutPrefix(f, "total="); found {
+				us, err := strconv.ParseInt(v, 10, 64)
+				return time.Duration(us) * time.Microsecond, err == nil, err
 			}
-			return time.Duration(us) * time.Microsecond, nil
 		}
 	}
-	return 0, fmt.Errorf("%s/cpu.stat has no usage_usec", dir)
+	return 0, false, fmt.Errorf("%s/%s/cpu.pressure has no some total", l.sub, group)
+}
+
+// tasks are the thread IDs in group's container cgroup.
+func (l *layout) tasks(group string) ([]int, error) {
+	file := "tasks"
+	if l.h.v2 {
+		file = "cgroup.threads"
+	}
+	b, err := os.ReadFile(filepath.Join(l.h.cpu, l.sub, group, file))
+	if err != nil {
+		return nil, fmt.Errorf("listing the threads of %s: %w", group, err)
+	}
+	var tids []int
+	for _, f := range strings.Fields(string(b)) {
+		if tid, err := strconv.Atoi(f); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
 
 // remove removes every cgroup the bench made, deepest first. The
@@ -205,6 +280,20 @@ func writeFile(path, value string) error {
 		return fmt.Errorf("writing %q to %s: %w", value, path, err)
 	}
 	return nil
+}
+
+// readKeyed reads key's value from a flat keyed file of "key value" lines.
+func readKeyed(path, key string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+" "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s has no %s", path, key)
 }
 
 // newUID is a random RFC 4122 version 4 UUID, like a pod's UID.

@@ -10,11 +10,13 @@ import (
 )
 
 // On a plain directory standing in for the cpu hierarchy, the layout is
-// the kubelet's cgroupfs layout with its CPU weights, and remove leaves
+// the kubelet's cgroupfs layout with its CPU weights (the online pod
+// requests 80% of the node), and remove leaves
 // nothing behind.
 func TestLayoutIsTheKubeletsAndRemovesItself(t *testing.T) {
 	root := t.TempDir()
 	h := hierarchies{root: root, cpu: filepath.Join(root, "cpu"), cpuacct: filepath.Join(root, "cpuacct"), memory: filepath.Join(root, "memory")}
+	// No cpuset here: a plain directory has no parent cpuset.cpus to copy.
 	for _, d := range h.dirs() {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -32,22 +34,20 @@ func TestLayoutIsTheKubeletsAndRemovesItself(t *testing.T) {
 		return strings.TrimSpace(string(b))
 	}
 	got := map[string]string{
-		"kubepods":            shares("kubepods"),
-		"burstable":           shares("kubepods/burstable"),
-		"besteffort":          shares("kubepods/besteffort"),
-		"online pod":          shares(l.online.group()),
-		"online container":    shares(l.online.container()),
-		"offline pod":         shares(l.offline.group()),
-		"same-weight offline": shares(l.sameWeight.group()),
+		"kubepods":         shares("kubepods"),
+		"burstable":        shares("kubepods/burstable"),
+		"besteffort":       shares("kubepods/besteffort"),
+		"online pod":       shares(l.online.group()),
+		"online container": shares(l.online.container()),
+		"offline pod":      shares(l.offline.group()),
 	}
 	want := map[string]string{
-		"kubepods":            "2048",
-		"burstable":           "2048",
-		"besteffort":          "2",
-		"online pod":          "1024",
-		"online container":    "1024",
-		"offline pod":         "2",
-		"same-weight offline": "1024",
+		"kubepods":         "2048",
+		"burstable":        "1638",
+		"besteffort":       "2",
+		"online pod":       "1638",
+		"online container": "1638",
+		"offline pod":      "2",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cpu.shares (-want +got):\n%s", diff)

@@ -12,13 +12,13 @@ type latencyStats struct {
 	p50, p99, p999   time.Duration
 }
 
-// summarize takes the requests sent in [from, to); failed requests count
-// with the time they took to fail.
+// summarize takes the requests due (or read) in [from, to); failed
+// requests count with the time they took to fail.
 func summarize(samples []sample, from, to time.Time) latencyStats {
 	var lat []time.Duration
 	var s latencyStats
 	for _, x := range samples {
-		if x.start.Before(from) || !x.start.Before(to) {
+		if x.due.Before(from) || !x.due.Before(to) {
 			continue
 		}
 		lat = append(lat, x.latency)
@@ -45,28 +45,28 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // point is a value at a time relative to a reference (seconds).
 type point struct{ t, v float64 }
 
-// slidingP99 is the P99 of the requests sent in each window ending every
+// slidingP99 is the P99 of the requests due in each window ending every
 // step from from+window to to, in milliseconds, timed relative to ref.
 // Windows without requests are left out.
 func slidingP99(samples []sample, from, to, ref time.Time, window, step time.Duration) []point {
-	byStart := slices.Clone(samples)
-	slices.SortFunc(byStart, func(a, b sample) int { return a.start.Compare(b.start) })
+	byDue := slices.Clone(samples)
+	slices.SortFunc(byDue, func(a, b sample) int { return a.due.Compare(b.due) })
 	var out []point
 	lo, hi := 0, 0
 	buf := make([]time.Duration, 0, 1024)
 	for end := from.Add(window); !end.After(to); end = end.Add(step) {
 		begin := end.Add(-window)
-		for lo < len(byStart) && byStart[lo].start.Before(begin) {
+		for lo < len(byDue) && byDue[lo].due.Before(begin) {
 			lo++
 		}
-		for hi < len(byStart) && byStart[hi].start.Before(end) {
+		for hi < len(byDue) && byDue[hi].due.Before(end) {
 			hi++
 		}
 		if hi <= lo {
 			continue
 		}
 		buf = buf[:0]
-		for _, x := range byStart[lo:hi] {
+		for _, x := range byDue[lo:hi] {
 			buf = append(buf, x.latency)
 		}
 		slices.Sort(buf)
@@ -75,45 +75,20 @@ func slidingP99(samples []sample, from, to, ref time.Time, window, step time.Dur
 	return out
 }
 
-// recovery is how P99 came back after a burst that began at t = 0: when
-// the last 1 s window over bound (ms) ended, so that every later window of
-// the burst stayed within it (0 when none was over), whether the burst's
-// last window was within, and the share of the windows ending after
-// grace that were over (of late windows).
-type recovery struct {
-	after     time.Duration
-	recovered bool
-	late      int
-	overLate  float64
-}
-
-func recoveryOf(p99 []point, bound float64, grace time.Duration) recovery {
-	var r recovery
-	var late, lateOver int
-	lastOver := -1
+// recoveredAfter is when a burst's P99 came back for good: the end of
+// the last 1 s window over bound (ms), 0 when none was; ok false when the
+// burst's last window was still over.
+func recoveredAfter(p99 []point, bound float64) (after time.Duration, ok bool) {
+	last := -1
 	for i, p := range p99 {
-		if p.t <= 0 {
-			continue
-		}
-		over := p.v > bound
-		if over {
-			lastOver = i
-		}
-		if p.t > grace.Seconds() {
-			late++
-			if over {
-				lateOver++
-			}
+		if p.v > bound {
+			last = i
 		}
 	}
-	r.recovered = lastOver < len(p99)-1
-	if lastOver >= 0 {
-		r.after = time.Duration(p99[lastOver].t * float64(time.Second))
+	if last < 0 {
+		return 0, true
 	}
-	if r.late = late; late > 0 {
-		r.overLate = float64(lateOver) / float64(late)
-	}
-	return r
+	return time.Duration(p99[last].t * float64(time.Second)), last < len(p99)-1
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -36,10 +36,10 @@ func TestQuantile(t *testing.T) {
 func TestSummarizeKeepsTheWindowAndCountsFailures(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	samples := []sample{
-		{start: t0.Add(-time.Millisecond), latency: time.Hour}, // before the window
-		{start: t0, latency: 2 * time.Millisecond},
-		{start: t0.Add(time.Second), latency: 4 * time.Millisecond, failed: true},
-		{start: t0.Add(2 * time.Second), latency: time.Hour}, // the window's end is open
+		{due: t0.Add(-time.Millisecond), latency: time.Hour}, // before the window
+		{due: t0, latency: 2 * time.Millisecond},
+		{due: t0.Add(time.Second), latency: 4 * time.Millisecond, failed: true},
+		{due: t0.Add(2 * time.Second), latency: time.Hour}, // the window's end is open
 	}
 	got := summarize(samples, t0, t0.Add(2*time.Second))
 	want := latencyStats{requests: 2, failed: 1, p50: 2 * time.Millisecond, p99: 4 * time.Millisecond, p999: 4 * time.Millisecond}
@@ -57,7 +57,7 @@ func TestSlidingP99(t *testing.T) {
 		if i >= 10 && i < 20 {
 			lat = 50 * time.Millisecond
 		}
-		samples = append(samples, sample{start: t0.Add(time.Duration(i) * 100 * time.Millisecond), latency: lat})
+		samples = append(samples, sample{due: t0.Add(time.Duration(i) * 100 * time.Millisecond), latency: lat})
 	}
 	got := slidingP99(samples, t0, t0.Add(3*time.Second), t0, time.Second, time.Second)
 	want := []point{{1, 1}, {2, 50}, {3, 1}}
@@ -66,37 +66,22 @@ func TestSlidingP99(t *testing.T) {
 	}
 }
 
-func TestRecoveryOf(t *testing.T) {
+func TestRecoveredAfter(t *testing.T) {
 	tests := map[string]struct {
-		p99  []point
-		want recovery
+		p99       []point
+		wantAfter time.Duration
+		wantOK    bool
 	}{
-		"never over": {
-			p99:  []point{{-1, 9}, {1, 1}, {6, 1}},
-			want: recovery{recovered: true, late: 1},
-		},
-		"over before the burst does not count": {
-			p99:  []point{{-1, 20}, {1, 1}},
-			want: recovery{recovered: true},
-		},
-		"back after 2 s": {
-			p99:  []point{{1, 20}, {2, 20}, {3, 1}, {6, 1}, {7, 1}},
-			want: recovery{after: 2 * time.Second, recovered: true, late: 2},
-		},
-		"over again late: recovery is the last window over": {
-			p99:  []point{{1, 20}, {3, 1}, {6, 1}, {8, 20}, {9, 1}},
-			want: recovery{after: 8 * time.Second, recovered: true, late: 3, overLate: 1.0 / 3},
-		},
-		"still over at the end": {
-			p99:  []point{{1, 20}, {6, 1}, {9, 20}},
-			want: recovery{after: 9 * time.Second, late: 2, overLate: 0.5},
-		},
+		"never over":            {[]point{{1, 1}, {2, 1}}, 0, true},
+		"back after 2 s":        {[]point{{1, 20}, {2, 20}, {3, 1}, {4, 1}}, 2 * time.Second, true},
+		"over again later":      {[]point{{1, 20}, {2, 1}, {5, 20}, {6, 1}}, 5 * time.Second, true},
+		"still over at the end": {[]point{{1, 1}, {2, 20}}, 2 * time.Second, false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := recoveryOf(tc.p99, 10, 5*time.Second)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(recovery{})); diff != "" {
-				t.Errorf("recoveryOf (-want +got):\n%s", diff)
+			after, ok := recoveredAfter(tc.p99, 10)
+			if after != tc.wantAfter || ok != tc.wantOK {
+				t.Errorf("recoveredAfter = %s, %v; want %s, %v", after, ok, tc.wantAfter, tc.wantOK)
 			}
 		})
 	}

@@ -5,31 +5,28 @@ import (
 	"time"
 )
 
-func TestStepPacerIsOpenLoop(t *testing.T) {
-	p := stepPacer{base: 100, burst: 300, at: time.Second}
+// The plan is an open loop: every request's due time is fixed in advance,
+// at the base rate until the burst and at the burst rate from then on.
+func TestLoadPlanIsOpenLoop(t *testing.T) {
+	p := loadPlan{base: 100, burst: 300, at: time.Second, length: 2 * time.Second}
 	tests := map[string]struct {
-		elapsed  time.Duration
-		hits     uint64
-		wantWait time.Duration
+		i    int
+		want time.Duration
 	}{
-		"first hit at once":                         {0, 0, 0},
-		"on schedule: wait for the next":            {5 * time.Millisecond, 1, 5 * time.Millisecond},
-		"behind schedule: send at once":             {500 * time.Millisecond, 10, -400 * time.Millisecond},
-		"the burst's first hit is due at its start": {990 * time.Millisecond, 100, 10 * time.Millisecond},
-		"in the burst hits come 3 times as often":   {time.Second, 101, 3333333},
+		"the first is due at once":              {0, 0},
+		"at the base rate":                      {50, 500 * time.Millisecond},
+		"the burst's first is due at its start": {100, time.Second},
+		"in the burst three times as often":     {103, time.Second + 10*time.Millisecond},
+		"the last before the end":               {399, 2*time.Second - 3333334},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			wait, stop := p.Pace(tc.elapsed, tc.hits)
-			if stop {
-				t.Fatal("Pace stopped; the attack's duration ends it")
-			}
-			if wait != tc.wantWait {
-				t.Errorf("Pace(%s, %d) waits %s, want %s", tc.elapsed, tc.hits, wait, tc.wantWait)
+			if got := p.due(tc.i); (got - tc.want).Abs() > time.Microsecond {
+				t.Errorf("due(%d) = %s, want %s", tc.i, got, tc.want)
 			}
 		})
 	}
-	if got := p.Rate(2 * time.Second); got != 300 {
-		t.Errorf("Rate during the burst = %g, want 300", got)
+	if got := p.requests(); got != 400 {
+		t.Errorf("requests() = %d, want 100 before the burst and 300 in it", got)
 	}
 }

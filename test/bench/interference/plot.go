@@ -13,70 +13,44 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/backfill-dev/backfill/test/bench/calibration"
 )
 
-// colorOf keeps a scenario's colour the same in every panel: grey for
-// online alone, orange for the same weight, blue for BestEffort, green
-// for the node agent.
-func colorOf(sc scenario) color.Color {
-	switch {
-	case sc.offline == nil:
-		return color.Gray{Y: 0x60}
-	case sc.agent:
+// colorOf keeps a protection's colour the same in every panel.
+func colorOf(protection string) color.Color {
+	switch protection {
+	case calibration.ProtectionAgent:
 		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
-	case sc.offline.qos == "burstable":
-		return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
-	default:
+	case calibration.ProtectionWeights:
 		return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	case calibration.ProtectionCores:
+		return color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
 	}
+	return color.Gray{Y: 0x60}
 }
 
-var (
-	dashed = []vg.Length{vg.Points(4), vg.Points(3)}
-	dotted = []vg.Length{vg.Points(1), vg.Points(2)}
-)
+var dashed = []vg.Length{vg.Points(4), vg.Points(3)}
 
-// writePlot draws four panels to path (PNG): online P99 over 1 s windows
-// and offline CPU, at steady load and during a burst.
-func writePlot(path string, res *results) error {
-	bound := targetP99Ratio * ms(res.baseline().lat.p99)
-	var steady, bursts []result
-	for _, r := range res.runs {
-		if r.sc.burst {
-			bursts = append(bursts, r)
-		} else {
-			steady = append(steady, r)
-		}
-	}
-	const steadyX, burstX = "seconds from the measured window's start", "seconds from the burst's start"
+// writePlot draws a row per level to path (PNG): each condition's P99
+// ratio with its 95% interval beside the A/A noise floor and the target,
+// and the burst's 1 s P99 in its median round.
+func writePlot(path string, a *analysis) error {
 	var panels [][]*plot.Plot
-	for _, row := range []func() (*plot.Plot, *plot.Plot, error){
-		func() (*plot.Plot, *plot.Plot, error) {
-			a, err := latencyPanel("steady load: online P99 over 1 s windows", steadyX, steady, bound)
-			if err != nil {
-				return nil, nil, err
-			}
-			b, err := latencyPanel("burst: online P99 over 1 s windows", burstX, bursts, bound)
-			return a, b, err
-		},
-		func() (*plot.Plot, *plot.Plot, error) {
-			a, err := cpuPanel("steady load: offline CPU use (dotted: the agent's ceiling)", steadyX, steady)
-			if err != nil {
-				return nil, nil, err
-			}
-			b, err := cpuPanel("burst: offline CPU use (dotted: the agent's ceiling)", burstX, bursts)
-			return a, b, err
-		},
-	} {
-		left, right, err := row()
+	for _, lr := range a.levels {
+		left, err := ratioPanel(lr)
+		if err != nil {
+			return err
+		}
+		right, err := burstPanel(lr)
 		if err != nil {
 			return err
 		}
 		panels = append(panels, []*plot.Plot{left, right})
 	}
-	img := vgimg.New(16*vg.Inch, 10*vg.Inch)
+	img := vgimg.New(16*vg.Inch, vg.Length(5*len(panels))*vg.Inch)
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 2, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 2, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
 	canvases := plot.Align(panels, tiles, dc)
 	for i, row := range panels {
 		for j, p := range row {
@@ -97,37 +71,76 @@ func writePlot(path string, res *results) error {
 	return f.Close()
 }
 
-func latencyPanel(title, xLabel string, runs []result, bound float64) (*plot.Plot, error) {
-	p := newPanel(title, xLabel, "P99 (ms, log scale)")
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, latencyTicks{}
-	lo, hi := 0.0, 0.0
-	for _, r := range runs {
-		if len(r.p99) > 0 {
-			lo, hi = min(lo, r.p99[0].t), max(hi, r.p99[len(r.p99)-1].t)
-		}
-		if err := addLine(p, r.p99, r.sc.name, colorOf(r.sc), nil); err != nil {
-			return nil, err
-		}
-	}
-	label := fmt.Sprintf("%.2f× the baseline's P99", targetP99Ratio)
-	return p, addLine(p, []point{{lo, bound}, {hi, bound}}, label, color.Black, dashed)
-}
-
-func cpuPanel(title, xLabel string, runs []result) (*plot.Plot, error) {
-	p := newPanel(title, xLabel, "cores")
-	p.Y.Min = 0
-	for _, r := range runs {
-		if r.sc.offline == nil {
+// ratioPanel puts each condition's P99 ratio (median, 95% interval) on
+// a log axis: steady conditions, then bursts (from 5 s after the start).
+func ratioPanel(lr levelResult) (*plot.Plot, error) {
+	p := newPanel(fmt.Sprintf("online at %s of the node: P99 / online alone, median and 95%% interval over rounds", lr.lvl), "", "P99 ratio (log scale)")
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
+	var names []string
+	for _, c := range lr.conds {
+		if c.cond.key == keyAlone || c.cond.key == keyBurstAlone {
 			continue
 		}
-		if err := addLine(p, r.offline, r.sc.name, colorOf(r.sc), nil); err != nil {
+		r := c.p99
+		if c.cond.burst {
+			r = c.afterBurst
+		}
+		x := float64(len(names))
+		names = append(names, shortName(c.cond))
+		if math.IsNaN(r.Median) {
+			continue
+		}
+		pts := plotter.XYs{{X: x, Y: r.Median}}
+		bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{pts, plotter.YErrors{{Low: r.Median - r.Lo, High: r.Hi - r.Median}}})
+		if err != nil {
 			return nil, err
 		}
-		if err := addLine(p, r.ceiling, "", colorOf(r.sc), dotted); err != nil {
+		bars.Color, bars.Width = colorOf(c.cond.protection), vg.Points(2)
+		dot, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		dot.Color = colorOf(c.cond.protection)
+		p.Add(bars, dot)
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	target := targetLowP99
+	if lr.lvl.target >= heavyLevel {
+		target = targetHighP99
+	}
+	if err := addLine(p, []point{{-0.5, target}, {float64(len(names)) - 0.5, target}}, fmt.Sprintf("target %.2f×", target), color.Black, dashed); err != nil {
+		return nil, err
+	}
+	return p, addLine(p, []point{{-0.5, 1}, {float64(len(names)) - 0.5, 1}}, "", color.Gray{Y: 0xa0}, nil)
+}
+
+// burstPanel draws the bursts' P99 over 1 s windows in their median round.
+func burstPanel(lr levelResult) (*plot.Plot, error) {
+	p := newPanel(fmt.Sprintf("online at %s: a burst to %.0f requests/s, P99 over 1 s windows (median round)", lr.lvl, lr.lvl.burstRate),
+		"seconds from the burst's start", "P99 ms (log scale)")
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
+	for _, c := range lr.conds {
+		if !c.cond.burst || c.cond.key == "burst-"+calibration.KeyAloneAgain {
+			continue
+		}
+		if err := addLine(p, c.p99Series, c.cond.name, colorOf(c.cond.protection), nil); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+func shortName(c condition) string {
+	name := c.key
+	if c.burst {
+		name += " (from 5 s)"
+	}
+	return name
 }
 
 func newPanel(title, xLabel, yLabel string) *plot.Plot {
@@ -160,19 +173,19 @@ func addLine(p *plot.Plot, pts []point, label string, c color.Color, dashes []vg
 	return nil
 }
 
-// latencyTicks label 1, 2 and 5 times the powers of ten: a log axis of
-// latencies rarely spans a whole decade's labels.
-type latencyTicks struct{}
+// ratioTicks label 1, 1.5, 2, 3 and 5 times the powers of ten: ratios
+// and latencies rarely span a whole decade's labels.
+type ratioTicks struct{}
 
-func (latencyTicks) Ticks(lo, hi float64) []plot.Tick {
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	if lo <= 0 || hi <= 0 {
 		return nil
 	}
 	for decade := math.Pow(10, math.Floor(math.Log10(lo))); decade <= hi; decade *= 10 {
-		for _, m := range []float64{1, 2, 5} {
+		for _, m := range []float64{1, 1.5, 2, 3, 5} {
 			if v := m * decade; v >= lo && v <= hi {
-				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
 			}
 		}
 	}

@@ -10,22 +10,30 @@ import (
 )
 
 // hierarchies are the cgroup filesystems the bench lays its pods out in.
-// On cgroup v1 cpu, cpuacct and memory are separate mounts (or cpu and
-// cpuacct one combined mount); on v2 they are all the one unified tree.
+// On cgroup v1 cpu, cpuacct, memory and cpuset are separate mounts (or cpu
+// and cpuacct one combined mount), and a v2 hierarchy beside them (hybrid
+// mode, /sys/fs/cgroup/unified) gives each cgroup its CPU pressure; on v2
+// they are all the one unified tree.
 type hierarchies struct {
 	root    string // where the cgroup filesystems are mounted
 	v2      bool
 	cpu     string // cpu.shares / cpu.weight live here
 	cpuacct string // cpuacct.usage / cpu.stat usage_usec live here
 	memory  string
+	// cpuset confines pods to cores ("" where the bench may not: v2
+	// without the cpuset controller enabled at the root).
+	cpuset string
+	// psi holds cpu.pressure per cgroup ("" where no v2 hierarchy is
+	// mounted).
+	psi string
 }
 
 // dirs are the distinct hierarchy roots, each to hold a subtree of the
 // bench's own.
 func (h hierarchies) dirs() []string {
 	var out []string
-	for _, d := range []string{h.cpu, h.cpuacct, h.memory} {
-		if !slices.Contains(out, d) {
+	for _, d := range []string{h.cpu, h.cpuacct, h.memory, h.cpuset, h.psi} {
+		if d != "" && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
@@ -36,7 +44,11 @@ func (h hierarchies) String() string {
 	if h.v2 {
 		return "cgroup v2 at " + h.root
 	}
-	return fmt.Sprintf("cgroup v1 (cpu %s, cpuacct %s, memory %s)", h.cpu, h.cpuacct, h.memory)
+	s := fmt.Sprintf("cgroup v1 (cpu %s, cpuacct %s, memory %s, cpuset %s)", h.cpu, h.cpuacct, h.memory, h.cpuset)
+	if h.psi != "" {
+		s += ", CPU pressure from the v2 hierarchy at " + h.psi
+	}
+	return s
 }
 
 // preflight checks that the bench can do what it must: run as root and
@@ -83,6 +95,10 @@ func findHierarchies(root string) (hierarchies, error) {
 		return hierarchies{}, fmt.Errorf("no cgroup v2 (%s/cgroup.controllers) and no cgroup v1 %s hierarchy under %s: mount them (or pass -cgroup-root)",
 			root, strings.Join(missing, ", "), root)
 	}
+	h.cpuset, _ = firstMounted(root, []string{"cpuset"})
+	if _, err := os.Stat(filepath.Join(root, "unified", "cgroup.controllers")); err == nil {
+		h.psi = filepath.Join(root, "unified")
+	}
 	return h, nil
 }
 
@@ -117,7 +133,11 @@ func v2Hierarchies(root, controllers string) (hierarchies, error) {
 			return hierarchies{}, fmt.Errorf("cgroup v2 at %s: the %s controller is not enabled for its children; enable it (echo +%s > %s/cgroup.subtree_control) as the kubelet's node would have it", root, c, c, root)
 		}
 	}
-	return hierarchies{root: root, v2: true, cpu: root, cpuacct: root, memory: root}, nil
+	h := hierarchies{root: root, v2: true, cpu: root, cpuacct: root, memory: root, psi: root}
+	if slices.Contains(strings.Fields(string(enabled)), "cpuset") {
+		h.cpuset = root
+	}
+	return h, nil
 }
 
 // probeWritable makes and removes an empty cgroup: a read-only mount (a

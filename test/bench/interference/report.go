@@ -4,149 +4,176 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/backfill-dev/backfill/test/bench/calibration"
 )
 
-// The issue's targets.
+// The targets: online P99 with the agent at its defaults at most
+// targetLowP99 of alone (median) and targetLowP99Hi (the interval's
+// upper bound) at light load, targetHighP99 (upper bound) at heavy load;
+// from 5 s after a burst's start, P99 within targetBurstRatio of the
+// burst alone (upper bound); training keeps targetFill of the idle CPU at
+// light load (lower bound).
 const (
-	targetP99Ratio   = 1.10
-	targetRecovery   = 5 * time.Second
-	targetIdleShared = 0.70
+	targetLowP99     = 1.10
+	targetLowP99Hi   = 1.20
+	targetHighP99    = 1.25
+	targetBurstRatio = 1.10
+	targetFill       = 0.70
+	// heavyLevel is the share of the node from which a level is heavy.
+	heavyLevel = 0.5
 )
 
-// printReport prints the setup, one line per scenario and the targets.
-func printReport(out io.Writer, b *bench, res *results) {
-	base, burst := res.baseline(), res.burstAlone()
-	alone := res.offlineAlone
-	fmt.Fprintf(out, "\n== online latency beside offline training, on this machine's cgroups: %d CPUs, %s, kubelet cgroupfs layout under %s ==\n",
-		b.cpus, b.hier, b.layout.sub)
-	fmt.Fprintf(out, "online:  net/http on 127.0.0.1, %.2f ms of CPU a request (%d sha256 rounds of 1 KiB at %s), %d req/s open loop (vegeta) from outside kubepods; burst ×%d for %s\n",
-		ms(time.Duration(b.iterations)*b.perHash), b.iterations, b.perHash, b.cfg.rate, b.cfg.burstFactor, b.cfg.burst)
-	fmt.Fprintf(out, "         Burstable pod requesting 1 CPU (cpu.shares %d), no limit\n", b.layout.online.shares)
-	fmt.Fprintf(out, "offline: float64 matmul %d×%d in %d-blocks on %d threads: %.2f GFLOP/s alone on %.2f cores; BestEffort (cpu.shares %d) or Burstable at the online pod's weight (%d)\n",
-		b.cfg.matrix, b.cfg.matrix, b.cfg.block, b.cpus, alone.gflops, alone.cores.offline, b.layout.offline.shares, b.layout.sameWeight.shares)
-	fmt.Fprintf(out, "idle:    at steady load online used %.2f cores and the system %.2f (the bench's load generator %.2f): %.2f idle;\n",
-		base.cores.online, base.cores.system, base.cores.bench, idle(b, base))
-	fmt.Fprintf(out, "         during a burst alone %.2f and %.2f (%.2f): %.2f idle\n", burst.cores.online, burst.cores.system, burst.cores.bench, idle(b, burst))
-	fmt.Fprintf(out, "agent:   %s\n", b.cfg.agent.String())
-	fmt.Fprintf(out, "measured %s per steady scenario, %s per burst (from its start); recovery: when P99 over 1 s windows stays within %.2f× the baseline's\n\n",
-		b.cfg.steady, b.cfg.burst, targetP99Ratio)
+// printReport prints the setup, a table per level, what the online
+// threads went through, and the targets.
+func printReport(out io.Writer, b *bench, a *analysis) {
+	fmt.Fprintf(out, "\n== online latency beside offline training: %d rounds on %d CPUs, %s, kubelet cgroupfs layout under %s ==\n",
+		a.rounds, b.cpus, b.hier, b.layout.sub)
+	fmt.Fprintf(out, "online:  net/http on 127.0.0.1, %.2f ms of CPU a request (%d sha256 rounds of 1 KiB), Burstable pod requesting %.0f%% of the node (cpu.shares %d), no limit\n",
+		ms(b.perHash)*float64(b.iterations), b.iterations, 100*onlineRequestShare, b.layout.online.shares)
+	fmt.Fprintf(out, "load:    open loop from its own cgroup (%s) over %d keep-alive connections; client latency from each request's due time, server latency from reading the request to its last byte\n",
+		loadGroup, b.cfg.connections)
+	fmt.Fprintf(out, "offline: float64 matmul %d×%d on %d threads, BestEffort (cpu.shares %d): %.2f GFLOP/s alone, median [%.2f–%.2f]\n",
+		b.cfg.matrix, b.cfg.matrix, b.cpus, bestEffortShare, a.offlineAlone.Median, a.offlineAlone.Lo, a.offlineAlone.Hi)
+	fmt.Fprintf(out, "agent:   %s\n", agentString(b.cfg.agent))
+	fmt.Fprintf(out, "order:   every condition once per round, shuffled (-seed %d); ratios are to the same round's online alone (a burst's to the burst alone); medians [bootstrap 95%% interval]\n", b.cfg.seed)
+	fmt.Fprintf(out, "windows: rejected and measured again: %s (limits: outside the bench %.2f cores, steal %.2f cores)\n", rejectedString(b.rejected), b.cfg.maxOutside, b.cfg.maxSteal)
+	for _, lr := range a.levels {
+		printLevel(out, b, lr)
+	}
+	printTargets(out, a)
+}
 
+func printLevel(out io.Writer, b *bench, lr levelResult) {
+	lvl := lr.lvl
+	fmt.Fprintf(out, "\n-- online at %s of the node: %.0f requests/s, %s windows (%d requests); online alone used %s of the node and left %s idle; bursts to %.0f/s (×%.2f) for %s --\n",
+		lvl, lvl.rate, lvl.window, lr.requests, share(lr.online), share(lr.idle), lvl.burstRate, lvl.burstRate/lvl.rate, b.cfg.burst)
 	w, flush := newTable(out)
-	fmt.Fprintln(w, "scenario\tP50 ms\tP99 ms\tP99.9 ms\toffline vs alone\toffline / idle CPU\trecovery\t")
-	var failed, disturbed []string
-	for _, r := range res.runs {
-		ref := base
-		if r.sc.burst {
-			ref = burst
+	fmt.Fprintln(w, "condition\tP99 ratio\tP99.9 ratio\tserver P99 ratio\tP50 / P99 / P99.9 ms\toffline speed\tfill of idle CPU\tceiling engaged\t")
+	for _, c := range lr.conds {
+		row := []string{c.cond.name, ratioCell(c.p99), ratioCell(c.p999), ratioCell(c.serverP99),
+			fmt.Sprintf("%.2f / %.2f / %.2f", c.p50ms, c.p99ms, c.p999ms), "-", "-", "-"}
+		if c.cond.key == keyAlone || c.cond.key == keyBurstAlone {
+			row[1], row[2], row[3] = "reference", "reference", "reference"
 		}
-		row := []string{
-			r.sc.name,
-			latencyCell(r.lat.p50, base.lat.p50),
-			latencyCell(r.lat.p99, base.lat.p99),
-			latencyCell(r.lat.p999, base.lat.p999),
-			"-", "-", "-",
+		if c.cond.offline {
+			row[5], row[6] = shareCell(c.speed), shareCell(c.fill)
 		}
-		if r.sc.offline != nil {
-			row[4] = percent(r.gflops / alone.gflops)
-			row[5] = idleCell(r.cores.offline, idle(b, ref))
-		}
-		if r.sc.burst {
-			row[6] = recoveryCell(recoveryOf(r.p99, targetP99Ratio*ms(base.lat.p99), targetRecovery), b.cfg.burst)
-		}
-		if other := r.cores.system - r.cores.bench; other > quietCores {
-			row[0] += " (*)"
-			disturbed = append(disturbed, fmt.Sprintf("%s: %.2f cores", r.sc.name, other))
+		if c.cond.agent != nil {
+			row[7] = fmt.Sprintf("%.0f%% of ticks, %.2f cores", 100*c.engaged, c.ceiling)
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
-		if r.lat.failed > 0 {
-			failed = append(failed, fmt.Sprintf("%s: %d of %d", r.sc.name, r.lat.failed, r.lat.requests))
-		}
 	}
 	flush()
-	if len(disturbed) > 0 {
-		fmt.Fprintf(out, "(*) not a valid measurement: something outside the bench used CPU meanwhile (%s)\n", strings.Join(disturbed, "; "))
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(out, "failed requests (counted with the time they took to fail): %s\n", strings.Join(failed, "; "))
-	}
-	printTargets(out, b, res)
-}
-
-// printTargets says, per target of the issue, whether the agent meets it
-// and whether BestEffort alone already does.
-func printTargets(out io.Writer, b *bench, res *results) {
-	base := res.baseline()
-	steady := func(agent bool) result {
-		return res.find(func(s scenario) bool { return !s.burst && s.offline == b.layout.offline && s.agent == agent })
-	}
-	bursty := func(agent bool) result {
-		return res.find(func(s scenario) bool { return s.burst && s.offline != nil && s.agent == agent })
-	}
-	bound := targetP99Ratio * ms(base.lat.p99)
-	fmt.Fprintf(out, "\ntargets of issue 23 (with the node agent | BestEffort alone):\n")
-	p99 := func(r result) string {
-		ratio := ms(r.lat.p99) / ms(base.lat.p99)
-		return fmt.Sprintf("%s (%.2f×)", metOrNot(ratio <= targetP99Ratio), ratio)
-	}
-	fmt.Fprintf(out, "- online P99 ≤ %.2f× the baseline at steady load: %s | %s\n", targetP99Ratio, p99(steady(true)), p99(steady(false)))
-	rec := func(r result) string {
-		rc := recoveryOf(r.p99, bound, targetRecovery)
-		ok := rc.recovered && rc.after <= targetRecovery
-		return fmt.Sprintf("%s (%s)", metOrNot(ok), recoveryCell(rc, b.cfg.burst))
-	}
-	fmt.Fprintf(out, "- online P99 ≤ %.2f× the baseline again within %s of a burst's start: %s | %s\n", targetP99Ratio, targetRecovery, rec(bursty(true)), rec(bursty(false)))
-	shared := func(r result) string {
-		id := idle(b, base)
-		if id < noIdle {
-			return fmt.Sprintf("NOT met (online and the system left %.2f cores idle)", id)
+	fmt.Fprintln(out, "\nwhere the time goes (medians; per request of the window):")
+	w, flush = newTable(out)
+	fmt.Fprintln(w, "condition\tonline CPU µs\tonline run-queue wait µs\tmigrations\tpreemptions\tCPU pressure some s/s (v2)\tv1 estimate s/s\tburst: P99 from 5 s\tburst: back within 1.10× after\t")
+	for _, c := range lr.conds {
+		row := []string{c.cond.name, fmt.Sprintf("%.0f", c.cpuUS), fmt.Sprintf("%.0f", c.waitUS), fmt.Sprintf("%.3f", c.migrations),
+			fmt.Sprintf("%.3f", c.preempted), floatCell(c.pressure), floatCell(c.estimate), "-", "-"}
+		if c.cond.burst && c.cond.key != keyBurstAlone {
+			row[7] = ratioCell(c.afterBurst)
+			row[8] = fmt.Sprintf("%.1f s [%.1f–%.1f]", c.recovery.Median, c.recovery.Lo, c.recovery.Hi)
 		}
-		s := r.cores.offline / id
-		return fmt.Sprintf("%s (%.0f%%: %.2f of %.2f idle cores)", metOrNot(s >= targetIdleShared), 100*s, r.cores.offline, id)
+		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
 	}
-	fmt.Fprintf(out, "- offline uses ≥ %.0f%% of the CPU online leaves idle, at steady load: %s | %s\n", 100*targetIdleShared, shared(steady(true)), shared(steady(false)))
+	flush()
 }
 
-// noIdle is too little idle CPU to share: the noise of the measurement.
-const noIdle = 0.05
-
-// idle is the CPU online and the system left unused in r.
-func idle(b *bench, r result) float64 {
-	return max(0, float64(b.cpus)-r.cores.online-r.cores.system)
+// printTargets judges the agent's conditions by their intervals, beside
+// BestEffort alone and the A/A noise floor.
+func printTargets(out io.Writer, a *analysis) {
+	fmt.Fprintln(out, "\ntargets (node agent | BestEffort alone | A/A noise floor):")
+	for _, lr := range a.levels {
+		agent, be, aa := find(lr, calibration.KeyAgent), find(lr, calibration.KeyBestEffort), find(lr, calibration.KeyAloneAgain)
+		heavy := lr.lvl.target >= heavyLevel
+		judge := func(c *condResult) string {
+			if c == nil {
+				return "not measured"
+			}
+			ok := c.p99.Hi <= targetHighP99
+			if !heavy {
+				ok = c.p99.Median <= targetLowP99 && c.p99.Hi <= targetLowP99Hi
+			}
+			return metOrNot(ok) + " " + ratioCell(c.p99)
+		}
+		goal := fmt.Sprintf("median ≤ %.2f×, upper bound ≤ %.2f×", targetLowP99, targetLowP99Hi)
+		if heavy {
+			goal = fmt.Sprintf("upper bound ≤ %.2f×", targetHighP99)
+		}
+		fmt.Fprintf(out, "- %s, steady P99 (%s): %s | %s | %s\n", lr.lvl, goal, judge(agent), judge(be), ratioOrDash(aa))
+		burstAgent, burstBE, burstAA := find(lr, calibration.KeyBurstAgent), find(lr, calibration.KeyBurstBestEffort), find(lr, calibration.KeyBurstAloneAgain)
+		if burstAgent != nil {
+			after := func(c *condResult) string {
+				if c == nil {
+					return "not measured"
+				}
+				return metOrNot(c.afterBurst.Hi <= targetBurstRatio) + " " + ratioCell(c.afterBurst)
+			}
+			fmt.Fprintf(out, "- %s, burst: P99 from 5 s after its start within %.2f× of the burst alone (upper bound): %s | %s | %s\n",
+				lr.lvl, targetBurstRatio, after(burstAgent), after(burstBE), ratioOrDash(burstAA))
+		}
+		if !heavy && agent != nil {
+			fmt.Fprintf(out, "- %s, offline fills ≥ %.0f%% of the idle CPU (lower bound): %s %s | %s\n",
+				lr.lvl, 100*targetFill, metOrNot(agent.fill.Lo >= targetFill), shareCell(agent.fill), shareCell(be.fill))
+		}
+	}
 }
 
-func latencyCell(d, base time.Duration) string {
-	if base <= 0 {
-		return fmt.Sprintf("%.2f", ms(d))
+func find(lr levelResult, key string) *condResult {
+	for i := range lr.conds {
+		if lr.conds[i].cond.key == key {
+			return &lr.conds[i]
+		}
 	}
-	return fmt.Sprintf("%.2f  %.2f×", ms(d), float64(d)/float64(base))
+	return nil
 }
 
-func idleCell(offline, idle float64) string {
-	if idle < noIdle {
-		return fmt.Sprintf("%.2f cores (none idle)", offline)
+func ratioOrDash(c *condResult) string {
+	if c == nil {
+		return "-"
 	}
-	return fmt.Sprintf("%s of %.2f cores", percent(offline/idle), idle)
+	return ratioCell(c.p99)
 }
 
-func recoveryCell(r recovery, burst time.Duration) string {
-	over := ""
-	if r.late > 0 {
-		over = fmt.Sprintf("; %.0f%% of windows over after %s", 100*r.overLate, targetRecovery)
+func ratioCell(i calibration.Interval) string {
+	if math.IsNaN(i.Median) {
+		return "-"
 	}
-	switch {
-	case !r.recovered:
-		return fmt.Sprintf("not within the %s burst%s", burst, over)
-	case r.after == 0:
-		return "0 s, never over"
-	default:
-		return fmt.Sprintf("%.1f s%s", r.after.Seconds(), over)
-	}
+	return fmt.Sprintf("%.2f× [%.2f–%.2f]", i.Median, i.Lo, i.Hi)
 }
 
-func percent(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+func shareCell(i calibration.Interval) string {
+	if math.IsNaN(i.Median) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% [%.0f–%.0f]", 100*i.Median, 100*i.Lo, 100*i.Hi)
+}
+
+func share(i calibration.Interval) string { return fmt.Sprintf("%.0f%%", 100*i.Median) }
+
+func floatCell(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func rejectedString(r map[string]int) string {
+	if len(r) == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, v := range r {
+		parts = append(parts, fmt.Sprintf("%d for %s", v, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
 
 func metOrNot(ok bool) string {
 	if ok {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 )
 
@@ -12,18 +11,25 @@ import (
 const (
 	roleServe = "serve"
 	roleTrain = "train"
+	roleLoad  = "load"
 )
 
+// commands are the lines the bench sends a workload after "go".
+var commands = make(chan string, 16)
+
 // awaitStart blocks until the bench says go (one line on stdin), then
-// watches stdin in the background: when the bench closes it or dies, the
-// workload exits, so that no workload outlives the bench.
+// passes the bench's later lines to commands in the background: when the
+// bench closes stdin or dies, the workload exits, so that no workload
+// outlives the bench.
 func awaitStart() error {
-	in := bufio.NewReader(os.Stdin)
-	if _, err := in.ReadString('\n'); err != nil {
-		return fmt.Errorf("waiting for the bench to start the workload: %w", err)
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() {
+		return fmt.Errorf("waiting for the bench to start the workload: %w", in.Err())
 	}
 	go func() {
-		_, _ = io.Copy(io.Discard, in)
+		for in.Scan() {
+			commands <- in.Text()
+		}
 		os.Exit(0)
 	}()
 	return nil

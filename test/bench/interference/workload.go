@@ -14,12 +14,14 @@ import (
 )
 
 // workload is a process the bench started: this binary in a role, moved
-// into its pod's container cgroup before it did any work.
+// into its cgroup before it did any work.
 type workload struct {
 	name  string
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	ready chan string // the service's address, once
+	// lines are what it prints, but for the training workload's reports,
+	// which work keeps; closed when it exits.
+	lines chan string
 	done  chan struct{}
 
 	mu     sync.Mutex
@@ -27,13 +29,13 @@ type workload struct {
 	flopAt time.Time
 }
 
-// startWorkload starts role, moves it into group and lets it begin.
-func startWorkload(l *layout, name, group, role string, args ...string) (*workload, error) {
+// startWorkload starts role, moves it into groups and lets it begin.
+func startWorkload(l *layout, name string, groups []string, role string, args ...string) (*workload, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the bench's own binary to start %s: %w", name, err)
 	}
-	w := &workload{name: name, ready: make(chan string, 1), done: make(chan struct{})}
+	w := &workload{name: name, lines: make(chan string, 1<<16), done: make(chan struct{})}
 	w.cmd = exec.Command(exe, append([]string{role}, args...)...)
 	// If the bench dies without cleaning up, the kernel kills the
 	// workload; closing stdin does the same when the bench exits.
@@ -50,33 +52,43 @@ func startWorkload(l *layout, name, group, role string, args ...string) (*worklo
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	go w.read(stdout)
-	if err := l.moveInto(w.cmd.Process.Pid, group); err != nil {
-		w.stop()
-		return nil, fmt.Errorf("moving %s into %s: %w", name, group, err)
+	for _, g := range groups {
+		if err := l.moveInto(w.cmd.Process.Pid, g); err != nil {
+			w.stop()
+			return nil, fmt.Errorf("moving %s into %s: %w", name, g, err)
+		}
 	}
-	if _, err := io.WriteString(w.stdin, "go\n"); err != nil {
+	if err := w.send("go"); err != nil {
 		w.stop()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, err
 	}
 	return w, nil
 }
 
-// read takes the workload's reports until it exits, then reaps it.
+// send writes one line to the workload.
+func (w *workload) send(line string) error {
+	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+		return fmt.Errorf("telling %s %q: %w", w.name, line, err)
+	}
+	return nil
+}
+
+// read takes the workload's lines until it exits, then reaps it.
 func (w *workload) read(stdout io.Reader) {
 	defer close(w.done)
+	defer close(w.lines)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		kind, value, _ := strings.Cut(sc.Text(), " ")
-		switch kind {
-		case "ready":
-			w.ready <- value
-		case "flop":
-			if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "flop "); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 				w.mu.Lock()
 				w.flop, w.flopAt = n, time.Now()
 				w.mu.Unlock()
 			}
+			continue
 		}
+		w.lines <- line
 	}
 	_ = w.cmd.Wait()
 }
