@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,12 +60,15 @@ func describedObject(args []string) (kind, name string, err error) {
 	usage := errors.New("describe takes a TFJob name, or a kind and a name: backfill describe JOB, backfill describe tfjob JOB, backfill describe node NODE")
 	switch len(args) {
 	case 1:
+		if kind, name, typed := strings.Cut(args[0], "/"); typed {
+			return describedObject([]string{kind, name})
+		}
 		return "tfjob", args[0], nil
 	case 2:
-		switch args[0] {
-		case "tfjob", "tfjobs":
+		switch {
+		case isTFJobKind(args[0]):
 			return "tfjob", args[1], nil
-		case "node", "nodes", "no":
+		case args[0] == "node", args[0] == "nodes", args[0] == "no":
 			return "node", args[1], nil
 		}
 		return "", "", fmt.Errorf("describe: unknown kind %q (want tfjob or node): %w", args[0], usage)

@@ -79,12 +79,16 @@ func TestDescribeNode(t *testing.T) {
 
 func TestDescribedObject(t *testing.T) {
 	for args, want := range map[string][2]string{
-		"mnist":       {"tfjob", "mnist"},
-		"tfjob mnist": {"tfjob", "mnist"},
-		"node gpu-0":  {"node", "gpu-0"},
-		"nodes gpu-0": {"node", "gpu-0"},
-		"pod x":       {"", ""},
-		"a b c":       {"", ""},
+		"mnist":                     {"tfjob", "mnist"},
+		"tfjob mnist":               {"tfjob", "mnist"},
+		"node gpu-0":                {"node", "gpu-0"},
+		"nodes gpu-0":               {"node", "gpu-0"},
+		"TFJobs.kubeflow.org mnist": {"tfjob", "mnist"},
+		"tfjob.kubeflow.org/mnist":  {"tfjob", "mnist"},
+		"node/gpu-0":                {"node", "gpu-0"},
+		"pod x":                     {"", ""},
+		"pod/x":                     {"", ""},
+		"a b c":                     {"", ""},
 	} {
 		kind, name, err := describedObject(splitArgs(args))
 		if got := [2]string{kind, name}; got != want || (want[0] == "") != (err != nil) {

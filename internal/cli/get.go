@@ -23,17 +23,21 @@ func newGetCommand() *cobra.Command {
 		output        string
 	)
 	cmd := &cobra.Command{
-		Use:   "get [JOB...]",
+		Use:   "get [tfjobs] [JOB...]",
 		Short: "List TFJobs: state, replicas ready/total, restarts, disruptions, last checkpoint, age, why pods wait for capacity",
 		Example: `  backfill get
   backfill get mnist -o wide
-  backfill get -A -o name`,
+  backfill get tfjobs -A -o name`,
 	}
 	kf := addKubeFlags(cmd)
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the TFJobs of every namespace")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, yaml, json or name")
-	cmd.RunE = func(cmd *cobra.Command, names []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(output, outputTable, outputWide, outputYAML, outputJSON, outputName); err != nil {
+			return err
+		}
+		names, err := jobNamesOf("get", args)
+		if err != nil {
 			return err
 		}
 		if allNamespaces && len(names) > 0 {
