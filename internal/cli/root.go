@@ -55,7 +55,7 @@ func NewRootCommand() *cobra.Command {
 	root.AddCommand(manager.NewCommand(), nodeagent.NewCommand(), newDevCommand())
 	root.AddCommand(newTopCommand())
 	root.AddCommand(newDoctorCommand())
-	root.AddCommand(newSubmitCommand(), newGetCommand(), newDescribeCommand(), newLogsCommand())
+	root.AddCommand(newSubmitCommand(), newGetCommand(), newDescribeCommand(), newLogsCommand(), newWaitCommand())
 	addVersion(root)
 	root.AddCommand(newAlertRelayCommand())
 	return root

@@ -44,6 +44,10 @@ func waitForJobs(ctx context.Context, c client.Client, manifests []manifest, unt
 		switch {
 		case errors.As(err, &gone):
 			return err
+		case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+			// RBAC's refusal stays until someone binds a role: say it
+			// now, not at the timeout.
+			return err
 		case err != nil:
 			// A wait may last hours: one refused or lost request (an
 			// apiserver restarting, a timeout) is looked at again.
