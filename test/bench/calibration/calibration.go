@@ -26,8 +26,9 @@ const (
 	// ceiling and, if set, cpu.idle); Condition.Engaged says how often its
 	// ceiling applied.
 	ProtectionAgent = "agent"
-	// ProtectionCores: offline on CPU cores of its own, online pods and
-	// the load generator on the others (a cpuset split).
+	// ProtectionCores: offline on CPU cores of its own, online pods on
+	// the others (a cpuset split); the load generator, as the node's
+	// daemons, on any.
 	ProtectionCores = "cores"
 )
 

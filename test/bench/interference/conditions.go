@@ -27,8 +27,8 @@ type condition struct {
 	offline    bool
 	// agent are the node agent's settings, nil for none.
 	agent *nodeagent.Settings
-	// cores: offline on cores of its own, online and the load generator
-	// on the others.
+	// cores: offline on cores of its own, the online pod on the others;
+	// the load generator, as the node's daemons, on any.
 	cores bool
 }
 
@@ -69,7 +69,7 @@ func (b *bench) conditions(lvl *level) []condition {
 		steady = append(steady, condition{key: keyCores, name: fmt.Sprintf("offline BestEffort on %d core(s) of its own", lvl.offlineCores),
 			protection: calibration.ProtectionCores, offline: true, cores: true})
 	}
-	if !b.cfg.bursts {
+	if !b.cfg.bursts || !lvl.bursts() {
 		return steady
 	}
 	all := steady

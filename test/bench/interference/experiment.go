@@ -21,12 +21,18 @@ type level struct {
 	// -min-requests.
 	window time.Duration
 	// offlineCores are the cores the core split gives offline: the ones
-	// online alone and the system leave whole (0: none, no core split).
+	// the online pod alone leaves whole (0: none, no core split).
 	offlineCores int
 	conds        []condition
 }
 
 func (l *level) String() string { return fmt.Sprintf("%.0f%%", 100*l.target) }
+
+// minBurst is the least burst worth measuring, as a multiple of the
+// level's rate: where the node holds less, the level has no burst.
+const minBurst = 1.5
+
+func (l *level) bursts() bool { return l.burstRate >= minBurst*l.rate }
 
 // round is what one round measured: offline alone, and each level's
 // conditions by key.
@@ -144,7 +150,7 @@ func (b *bench) disturbed(w *windowResult) string {
 func (b *bench) calibrateLevels(ctx context.Context) error {
 	for _, target := range b.cfg.levels {
 		lvl := &level{target: target}
-		rate, perRequest := 200.0, 0.0
+		rate, perRequest, perNode := 200.0, 0.0, 0.0
 		var alone *windowResult
 		for range 3 {
 			lvl.rate, lvl.burstRate, lvl.window = rate, rate, b.cfg.probe
@@ -163,19 +169,25 @@ func (b *bench) calibrateLevels(ctx context.Context) error {
 				return fmt.Errorf("calibrating the %.0f%% level: the online service served nothing", 100*target)
 			}
 			perRequest = w.online / served
+			// What a request costs the node: the online pod, the load
+			// generator and the loopback's interrupts.
+			perNode = (w.online + w.loadgen + w.irq) / served
 			rate = math.Round(target * float64(b.cpus) / perRequest)
 			alone = w
 		}
 		lvl.rate = rate
-		burstCap := math.Floor(b.cfg.burstCap * float64(b.cpus) / perRequest)
+		burstCap := math.Floor(b.cfg.burstCap * float64(b.cpus) / perNode)
 		lvl.burstRate = min(rate*b.cfg.burstFactor, max(burstCap, rate))
 		lvl.window = max(b.cfg.minWindow, time.Duration(float64(b.cfg.minRequests)/rate*float64(time.Second)).Round(time.Second))
-		busy := target*float64(b.cpus) + alone.loadgen + alone.bench + alone.irq
-		lvl.offlineCores = max(0, b.cpus-int(math.Ceil(busy)))
+		lvl.offlineCores = max(0, b.cpus-int(math.Ceil(alone.online)))
 		lvl.conds = b.conditions(lvl)
 		b.levels = append(b.levels, lvl)
-		fmt.Printf("level %s: %.0f requests/s (%.0f µs of the online pod's CPU each), window %s; burst to %.0f/s (×%.2f); %d core(s) left whole for offline\n",
-			lvl, lvl.rate, perRequest*1e6, lvl.window, lvl.burstRate, lvl.burstRate/lvl.rate, lvl.offlineCores)
+		burst := fmt.Sprintf("burst to %.0f/s (×%.2f)", lvl.burstRate, lvl.burstRate/lvl.rate)
+		if !lvl.bursts() {
+			burst = fmt.Sprintf("no burst: the node holds at most ×%.2f (-burst-cap)", lvl.burstRate/lvl.rate)
+		}
+		fmt.Printf("level %s: %.0f requests/s (%.0f µs of the online pod's CPU each, %.0f µs of the node's), window %s; %s; %d core(s) left whole for offline\n",
+			lvl, lvl.rate, perRequest*1e6, perNode*1e6, lvl.window, burst, lvl.offlineCores)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.rounds, "rounds", 8, "Rounds: each runs every condition once, in a random order")
 	fs.Uint64Var(&cfg.seed, "seed", uint64(time.Now().UnixNano()), "Seed of the rounds' order (printed, to repeat a run)")
 	fs.Float64Var(&cfg.burstFactor, "burst-factor", 3, "A burst's request rate as a multiple of the level's")
-	fs.Float64Var(&cfg.burstCap, "burst-cap", 0.8, "Most of the node's CPUs (0-1) a burst asks the online pod to use: beyond the node, online alone is overloaded and no ratio means anything")
+	fs.Float64Var(&cfg.burstCap, "burst-cap", 0.8, "Most of the node's CPUs (0-1) a burst may take, with the load generator's and the interrupts' share: beyond the node, online alone is overloaded and no ratio means anything; a level where that leaves less than ×1.5 has no burst")
 	fs.BoolVar(&cfg.bursts, "bursts", true, "Measure bursts too")
 	fs.BoolVar(&cfg.cores, "cores", true, "Measure offline on cores of its own (a cpuset split) where a level leaves a whole core idle")
 	fs.DurationVar(&cfg.work, "work", 500*time.Microsecond, "CPU time each online request costs the service (calibrated on this machine)")

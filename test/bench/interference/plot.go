@@ -42,19 +42,35 @@ func writePlot(path string, a *analysis) error {
 		if err != nil {
 			return err
 		}
-		right, err := burstPanel(lr)
-		if err != nil {
-			return err
+		row := []*plot.Plot{left}
+		if hasBursts(lr) {
+			right, err := burstPanel(lr)
+			if err != nil {
+				return err
+			}
+			row = append(row, right)
 		}
-		panels = append(panels, []*plot.Plot{left, right})
+		panels = append(panels, row)
 	}
-	img := vgimg.New(16*vg.Inch, vg.Length(5*len(panels))*vg.Inch)
+	cols := 0
+	for _, row := range panels {
+		cols = max(cols, len(row))
+	}
+	// A level without bursts leaves its burst tile empty.
+	for i := range panels {
+		for len(panels[i]) < cols {
+			panels[i] = append(panels[i], nil)
+		}
+	}
+	img := vgimg.New(vg.Length(8*cols)*vg.Inch, vg.Length(5*len(panels))*vg.Inch)
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 2, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	tiles := draw.Tiles{Rows: len(panels), Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
 	canvases := plot.Align(panels, tiles, dc)
 	for i, row := range panels {
 		for j, p := range row {
-			p.Draw(canvases[i][j])
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -117,6 +133,15 @@ func ratioPanel(lr levelResult) (*plot.Plot, error) {
 		return nil, err
 	}
 	return p, addLine(p, []point{{-0.5, 1}, {float64(len(names)) - 0.5, 1}}, "", color.Gray{Y: 0xa0}, nil)
+}
+
+func hasBursts(lr levelResult) bool {
+	for _, c := range lr.conds {
+		if c.cond.burst {
+			return true
+		}
+	}
+	return false
 }
 
 // burstPanel draws the bursts' P99 over 1 s windows in their median round.

@@ -50,8 +50,12 @@ func printReport(out io.Writer, b *bench, a *analysis) {
 
 func printLevel(out io.Writer, b *bench, lr levelResult) {
 	lvl := lr.lvl
-	fmt.Fprintf(out, "\n-- online at %s of the node: %.0f requests/s, %s windows (%d requests); online alone used %s of the node and left %s idle; bursts to %.0f/s (×%.2f) for %s --\n",
-		lvl, lvl.rate, lvl.window, lr.requests, share(lr.online), share(lr.idle), lvl.burstRate, lvl.burstRate/lvl.rate, b.cfg.burst)
+	bursts := ""
+	if b.cfg.bursts && lvl.bursts() {
+		bursts = fmt.Sprintf("; bursts to %.0f/s (×%.2f) for %s", lvl.burstRate, lvl.burstRate/lvl.rate, b.cfg.burst)
+	}
+	fmt.Fprintf(out, "\n-- online at %s of the node: %.0f requests/s, %s windows (%d requests); online alone used %s of the node and left %s idle%s --\n",
+		lvl, lvl.rate, lvl.window, lr.requests, share(lr.online), share(lr.idle), bursts)
 	w, flush := newTable(out)
 	fmt.Fprintln(w, "condition\tP99 ratio\tP99.9 ratio\tserver P99 ratio\tP50 / P99 / P99.9 ms\toffline speed\tfill of idle CPU\tceiling engaged\t")
 	for _, c := range lr.conds {

@@ -12,7 +12,8 @@ import (
 	"github.com/backfill-dev/backfill/test/bench/calibration"
 )
 
-// syntheticRun is a bench of two levels and eight rounds whose windows
+// syntheticRun is a bench of two levels, bursts at the light one only,
+// and eight rounds whose windows
 // are made up: BestEffort doubles P99, the agent adds 15%, alone
 // again varies by a few percent.
 func syntheticRun(t *testing.T) (*bench, []round) {
@@ -23,7 +24,11 @@ func syntheticRun(t *testing.T) (*bench, []round) {
 	}
 	b := &bench{cfg: cfg, cpus: 2, rejected: map[string]int{rejectOutside: 2}, layout: &layout{sub: "backfill-bench-1", online: &pod{shares: 1638}}}
 	for _, target := range []float64{0.35, 0.65} {
+		// The heavy level leaves the node no room for a burst.
 		lvl := &level{target: target, rate: 1000, burstRate: 2000, window: 20 * time.Second, offlineCores: 1}
+		if target > heavyLevel {
+			lvl.burstRate = 1000
+		}
 		lvl.conds = b.conditions(lvl)
 		b.levels = append(b.levels, lvl)
 	}

@@ -122,7 +122,7 @@ func (b *bench) arrange(ctx context.Context, lvl *level, c condition) (undo func
 		onlinePod := []string{l.online.group(), l.online.container()}
 		offlinePod := []string{l.offline.group(), l.offline.container()}
 		undos = append(undos, func() {
-			for _, g := range [][]string{onlinePod, offlinePod, {loadGroup}} {
+			for _, g := range [][]string{onlinePod, offlinePod} {
 				if err := l.setCPUs(g, ""); err != nil {
 					fmt.Printf("  putting the cores back: %v\n", err)
 				}
@@ -131,7 +131,7 @@ func (b *bench) arrange(ctx context.Context, lvl *level, c condition) (undo func
 		for _, s := range []struct {
 			groups []string
 			cpus   string
-		}{{onlinePod, rest}, {[]string{loadGroup}, rest}, {offlinePod, offline}} {
+		}{{onlinePod, rest}, {offlinePod, offline}} {
 			if err := l.setCPUs(s.groups, s.cpus); err != nil {
 				return undo, err
 			}
