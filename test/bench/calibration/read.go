@@ -25,8 +25,37 @@ func (m Machine) String() string {
 // a median P99 ratio, online share or fill: what a model of latency
 // against load and fill cannot do without.
 func (r *Run) Require(keys ...string) error {
-	var errs []error
+	return r.require(r.Levels, keys)
+}
+
+// RequireBursts is Require of burst conditions, at the levels that
+// measured bursts: a level where the node held no burst has none. At
+// least one level must have.
+func (r *Run) RequireBursts(keys ...string) error {
+	var levels []Level
 	for _, l := range r.Levels {
+		if l.hasBursts() {
+			levels = append(levels, l)
+		}
+	}
+	if len(levels) == 0 {
+		return fmt.Errorf("no level measured bursts (conditions %s)", strings.Join(keys, ", "))
+	}
+	return r.require(levels, keys)
+}
+
+func (l *Level) hasBursts() bool {
+	for _, c := range l.Conds {
+		if c.Burst {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Run) require(levels []Level, keys []string) error {
+	var errs []error
+	for _, l := range levels {
 		for _, k := range keys {
 			c := l.Find(k)
 			if c == nil {

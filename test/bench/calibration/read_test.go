@@ -22,6 +22,23 @@ func TestRequireNamesWhatALevelLacks(t *testing.T) {
 	}
 }
 
+func TestRequireBurstsWhereALevelHasThem(t *testing.T) {
+	measured := func(key string, burst bool) Condition {
+		return Condition{Key: key, Burst: burst, P99: Interval{Median: 2}, Online: Interval{Median: 0.4}, Fill: Interval{Median: 0.8}}
+	}
+	light := Level{Target: 0.35, Conds: []Condition{measured(KeyBestEffort, false), measured(KeyBurstBestEffort, true)}}
+	heavy := Level{Target: 0.65, Conds: []Condition{measured(KeyBestEffort, false)}}
+	if err := (&Run{Levels: []Level{light, heavy}}).RequireBursts(KeyBurstBestEffort); err != nil {
+		t.Errorf("a heavy level without bursts: %v", err)
+	}
+	if err := (&Run{Levels: []Level{light, heavy}}).RequireBursts(KeyBurstAgent); err == nil || !strings.Contains(err.Error(), `level 35%: no condition "burst-agent"`) {
+		t.Errorf("a light level with bursts but not the agent's: %v", err)
+	}
+	if err := (&Run{Levels: []Level{heavy}}).RequireBursts(KeyBurstBestEffort); err == nil || !strings.Contains(err.Error(), "no level measured bursts") {
+		t.Errorf("no level with bursts: %v", err)
+	}
+}
+
 func TestWithProtection(t *testing.T) {
 	l := Level{Conds: []Condition{
 		{Key: "cores", Protection: ProtectionCores},

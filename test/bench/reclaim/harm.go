@@ -74,8 +74,9 @@ func loadHarm(path string) (*harmModel, error) {
 // from the conditions every run measures, the cores curve from the
 // record's cpuset conditions if it has any.
 func newHarm(file string, run *calibration.Run) (*harmModel, error) {
-	need := []string{calibration.KeyBestEffort, calibration.KeyBurstBestEffort, calibration.KeyAgent, calibration.KeyBurstAgent}
-	if err := run.Require(need...); err != nil {
+	err := errors.Join(run.Require(calibration.KeyBestEffort, calibration.KeyAgent),
+		run.RequireBursts(calibration.KeyBurstBestEffort, calibration.KeyBurstAgent))
+	if err != nil {
 		return nil, fmt.Errorf("%s cannot calibrate the online harm (make bench-interference records every condition it needs): %w", file, err)
 	}
 	h := &harmModel{file: file, run: run}
