@@ -255,5 +255,5 @@ bench-reclaim: ## Simulate 100 nodes for 7 days, 3 load profiles x 3 seeds, swee
 	go run ./test/bench/reclaim $(BENCH_FLAGS)
 
 .PHONY: bench-interference
-bench-interference: ## As root, on this machine's real cgroups: online P99 alone, beside BestEffort training, under the node agent and on cores of its own, at 35% and 65% load, steady and in bursts, in 8 shuffled rounds with intervals (~1 h on 2 CPUs); plot and JSON in $TMPDIR or /tmp unless BENCH_FLAGS="-out <png>".
+bench-interference: ## As root, on this machine's real cgroups: online P99 alone, beside BestEffort training, under the node agent and on cores of its own, at 35% and 65% load, steady and in bursts, in 8 shuffled rounds with intervals (~70 min on 2 CPUs); plot and JSON in $TMPDIR or /tmp unless BENCH_FLAGS="-out <png>".
 	go run ./test/bench/interference $(BENCH_FLAGS)
