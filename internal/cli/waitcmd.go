@@ -43,7 +43,7 @@ is all it needs: a user with the view role in the namespace may wait.`,
 			return err
 		}
 		if len(names) == 0 {
-			return usageError{errors.New("wait takes the names of the TFJobs to wait for: backfill wait JOB...")}
+			return usageError{errors.New("wait takes the names of the TFJobs to wait for: backfill wait JOB [JOB…]")}
 		}
 		if until != waitDone && until != waitRunning {
 			return usageError{fmt.Errorf("--for %q: use --for=done or --for=running", until)}
