@@ -127,6 +127,7 @@ func (c *Cluster) steps() []step {
 		step{"the backfill manager", c.startManager},
 		step{"the simulated GPU exporter", c.startGPUSim},
 		step{"the simulated online latency", c.startLatencySim},
+		step{"the node agents, on simulated cgroups", c.startNodeAgents},
 		step{"the alert webhook sink", c.startAlertSink},
 		step{"Alertmanager", c.startAlertmanager},
 		step{"Prometheus", c.startPrometheus})

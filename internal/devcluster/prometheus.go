@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/backfill-dev/backfill/internal/devcluster/cgroupsim"
 	"github.com/backfill-dev/backfill/internal/devcluster/promconfig"
 )
 
 // startPrometheus runs Prometheus on loopback, scraping the manager,
-// kwok's kubelet-style endpoint of every node and the GPU and latency
-// simulators, evaluating backfill's alerting rules and sending their
-// alerts to the local Alertmanager.
+// kwok's kubelet-style endpoint of every node, the node agents and the GPU
+// and latency simulators, evaluating backfill's alerting rules and sending
+// their alerts to the local Alertmanager.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
 	addr := c.prometheusAddress()
 	dir := filepath.Join(c.opts.StateDir, "prometheus")
@@ -24,14 +25,16 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 		return err
 	}
 	cfg, err := promconfig.Config(promconfig.Targets{
-		ManagersFile: c.managersFile(),
-		Kwok:         c.kwok.Address(),
-		Nodes:        c.nodeNames(),
-		GPUSim:       c.componentAddress("gpu-exporter-simulator"),
-		LatencySim:   c.componentAddress("online-latency-simulator"),
-		Prometheus:   addr,
-		RuleFiles:    []string{rulesPath},
-		Alertmanager: c.amAddr,
+		ManagersFile:  c.managersFile(),
+		Kwok:          c.kwok.Address(),
+		Nodes:         c.nodeNames(),
+		GPUSim:        c.componentAddress("gpu-exporter-simulator"),
+		LatencySim:    c.componentAddress("online-latency-simulator"),
+		NodeAgents:    c.componentAddress(componentNodeAgents),
+		NodeAgentPath: cgroupsim.MetricsPath,
+		Prometheus:    addr,
+		RuleFiles:     []string{rulesPath},
+		Alertmanager:  c.amAddr,
 	})
 	if err != nil {
 		return err

@@ -80,6 +80,11 @@ type Targets struct {
 	// LatencySim is the address of the simulated online request latency
 	// (package latencysim); empty for none.
 	LatencySim string
+	// NodeAgents is the address of the node agents of the simulated nodes
+	// (package cgroupsim), that of each node of Nodes at
+	// NodeAgentPath(node); empty for none.
+	NodeAgents    string
+	NodeAgentPath func(node string) string
 	// Prometheus is Prometheus's own --web.listen-address.
 	Prometheus string
 	// RuleFiles are the rule files Prometheus evaluates every
@@ -106,6 +111,10 @@ type Targets struct {
 //   - online-latency: the latency simulator, when LatencySim is set, with
 //     honor_labels: true: it speaks for the online pods, whose namespace
 //     and pod labels a scrape of each pod would give their histograms.
+//   - node-agent: when NodeAgents is set, the node agent of every node, one
+//     target each with the target labels of NodeAgentTargetLabels, node
+//     among them, and honor_labels: true, as the chart's PodMonitor
+//     scrapes the agents.
 //   - prometheus: Prometheus itself.
 //
 // prometheus keeps Prometheus's default, honor_labels: false; its target
@@ -123,6 +132,9 @@ func Config(t Targets) ([]byte, error) {
 		latency := staticJob(JobOnlineLatency, t.LatencySim)
 		latency.HonorLabels = true
 		jobs = append(jobs, latency)
+	}
+	if t.NodeAgents != "" {
+		jobs = append(jobs, nodeAgentJob(t.NodeAgents, t.Nodes, t.NodeAgentPath))
 	}
 	f := file{
 		Global:        global{ScrapeInterval: ScrapeInterval, ScrapeTimeout: ScrapeTimeout, EvaluationInterval: EvaluationInterval},
@@ -207,6 +219,12 @@ func (t Targets) validate() error {
 	}
 	if t.Alertmanager != "" {
 		addrs = append(addrs, address{"Alertmanager", t.Alertmanager})
+	}
+	if t.NodeAgents != "" {
+		addrs = append(addrs, address{"NodeAgents", t.NodeAgents})
+		if t.NodeAgentPath == nil {
+			errs = append(errs, errors.New("NodeAgentPath is nil: the node agents' metrics paths are unknown"))
+		}
 	}
 	for _, f := range t.RuleFiles {
 		if f == "" {
