@@ -251,7 +251,7 @@ pod-shape: ## Print what the kubelet's own code makes of a TFJob pod's shapes: Q
 	cd hack/tools/kubernetes && go run ./podshape
 
 .PHONY: bench-reclaim
-bench-reclaim: ## Simulate 100 nodes for 7 days, 3 load profiles x 3 seeds, sweeping Koordinator's and backfill's knobs: utilisation vs hot nodes, online latency and work lost (~1-5 min on 2 CPUs); plots and tables in a temporary directory unless BENCH_FLAGS="-out DIR"; "-update-docs-images" rewrites docs/images.
+bench-reclaim: ## Simulate 100 nodes for 7 days, 3 load profiles x 3 seeds, sweeping Koordinator's and backfill's knobs: utilisation vs hot nodes, online latency and work lost (~9 min on 2 CPUs); plots and tables in a temporary directory unless BENCH_FLAGS="-out DIR"; "-update-docs-images" rewrites docs/images.
 	go run ./test/bench/reclaim $(BENCH_FLAGS)
 
 .PHONY: bench-interference
