@@ -156,6 +156,19 @@ func TestGetListsAndRefuses(t *testing.T) {
 		t.Errorf("get -o yaml printed:\n%s", yaml.stdout)
 	}
 
+	// The resource first, kubectl's way: tfjobs is no job's name.
+	typed := cli(t, "", "get", "tfjobs", "-A", "-o", "name")
+	typed.wantSuccess(t)
+	if !strings.Contains(typed.stdout, "tfjob.kubeflow.org/small\n") {
+		t.Errorf("get tfjobs -A -o name printed %q", typed.stdout)
+	}
+	byKind := cli(t, "", "get", "tfjob/small", "-n", ns, "-o", "name")
+	byKind.wantSuccess(t)
+	if byKind.stdout != "tfjob.kubeflow.org/small\n" {
+		t.Errorf("get tfjob/small -o name printed %q", byKind.stdout)
+	}
+	cli(t, "", "get", "pods/small", "-n", ns).wantFailure(t, 2, `"pods/small": get takes TFJobs only`)
+
 	cli(t, "", "get", "nope", "-n", ns).wantFailure(t, 1, `TFJob "nope" not found in namespace `+ns)
 	cli(t, "", "get", "-o", "table", "-n", ns).wantFailure(t, 2, `unknown output format "table"`)
 	cli(t, "", "get", "small", "-A").wantFailure(t, 2, "cannot be retrieved by name across all namespaces")

@@ -162,3 +162,18 @@ func TestSubmitWaitTimesOut(t *testing.T) {
 		t.Errorf("stdout %q has no progress line", r.stdout)
 	}
 }
+
+// wait follows a job already submitted; with no operator running it
+// stays Pending, so wait gives up after its timeout with exit code 1 and
+// says where the job stands. A name that is no job is said at once.
+func TestWaitForSubmittedJob(t *testing.T) {
+	ns := newNamespace(t)
+	cli(t, tfjob("queued"), "submit", "-f", "-", "-n", ns).wantSuccess(t)
+	r := cli(t, "", "wait", "tfjobs", "queued", "-n", ns, "--for=running", "--timeout", "3s")
+	r.wantFailure(t, 1, "timed out after 3s waiting for the TFJobs to be running", "queued is Pending")
+	if !strings.Contains(r.stdout, "queued: Pending, 0/2 replicas running") {
+		t.Errorf("stdout %q has no progress line", r.stdout)
+	}
+	cli(t, "", "wait", "queued", "ghost", "-n", ns).wantFailure(t, 1, `TFJob "ghost" not found in namespace `+ns)
+	cli(t, "", "wait", "-n", ns).wantFailure(t, 2, "wait takes the names of the TFJobs to wait for")
+}
