@@ -206,7 +206,10 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	}
 	// The garbage collector learns resource types when it starts: the CRD
 	// must exist before the controller-manager does.
-	return installCRDs(ctx, c.client)
+	if err := installCRDs(ctx, c.client); err != nil {
+		return err
+	}
+	return installUserRoles(ctx, c.client)
 }
 
 func (c *Cluster) startComponents(ctx context.Context) error {
