@@ -24,7 +24,7 @@ func Execute() int {
 	defer stop()
 	root := NewRootCommand()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		fmt.Fprintf(os.Stderr, "error: %v\n", explainForbidden(err))
 		if isUsageError(err) {
 			return 2
 		}

@@ -3,6 +3,8 @@ package doctor
 import (
 	"fmt"
 	"strings"
+
+	"github.com/backfill-dev/backfill/deploy/rbac"
 )
 
 // The cluster-wide reads a user with access to one namespace only is
@@ -33,6 +35,16 @@ func skipForAccess(s *Snapshot, c checklistItem) (r Result, skip bool) {
 	return Result{
 		Check: c.id, Status: StatusSkip,
 		Finding: fmt.Sprintf("not checked: you may not list %s, which this check needs", strings.Join(refused, " or ")),
-		Fix:     "run doctor as a user who may get and list " + strings.Join(refused, " and ") + " (e.g. a cluster-wide view role)",
+		Fix:     clusterViewFix(strings.Join(refused, " and ")),
 	}, true
+}
+
+// clusterViewFix is how a user refused reads gets them: the ClusterRole
+// backfill installs for doctor's cluster-wide reads, bound cluster-wide.
+// The built-in view role grants none of nodes, PriorityClasses, Leases
+// or CRDs, even in a ClusterRoleBinding.
+func clusterViewFix(reads string) string {
+	return "ask a cluster admin to bind you the ClusterRole " + rbac.ClusterViewRole + ", which backfill installs for doctor, cluster-wide: " +
+		"kubectl create clusterrolebinding NAME --clusterrole=" + rbac.ClusterViewRole + " --user=YOU (or --serviceaccount=NAMESPACE:NAME); " +
+		"or run doctor as a user who may get and list " + reads
 }

@@ -96,17 +96,9 @@ func gpuNamesWarn(object, what string, uses []gpuNameUse, edit string) Result {
 
 // gpuNamesSkip says which lists doctor was refused and the grant it needs.
 func gpuNamesSkip(refused ...string) Result {
-	grants := map[string]string{
-		readPrometheusRules: "list on prometheusrules (API group monitoring.coreos.com)",
-		readDashboards:      "list on configmaps",
-	}
-	var need []string
-	for _, read := range refused {
-		need = append(need, grants[read])
-	}
 	return Result{Check: CheckGPUMetricNames, Status: StatusSkip,
 		Finding: fmt.Sprintf("cannot read %s, so the GPU metric names they query were not checked", strings.Join(refused, " or ")),
-		Fix:     "grant the user " + strings.Join(need, " and ") + " in every namespace (a ClusterRole and ClusterRoleBinding), or run doctor as a user who has it"}
+		Fix:     clusterViewFix(strings.Join(refused, " and "))}
 }
 
 // gpuNamesScanned says what the check read.

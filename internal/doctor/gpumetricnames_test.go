@@ -189,14 +189,14 @@ func TestCheckGPUMetricNames(t *testing.T) {
 				{verdict: verdict{CheckGPUMetricNames, StatusWarn, "configmap monitoring/gpu-dashboard"}},
 				{verdict: verdict{CheckGPUMetricNames, StatusSkip, ""},
 					findings: []string{"cannot read prometheusrules.monitoring.coreos.com in every namespace, so the GPU metric names they query were not checked"},
-					fix:      []string{"grant the user list on prometheusrules (API group monitoring.coreos.com) in every namespace"}},
+					fix:      []string{"bind you the ClusterRole backfill-cluster-view", "get and list prometheusrules.monitoring.coreos.com in every namespace"}},
 			},
 		},
 		"both refused": {
 			view:      GPUQueriesView{RulesServed: true},
 			forbidden: map[string]bool{readPrometheusRules: true, readDashboards: true},
 			want: []want{{verdict: verdict{CheckGPUMetricNames, StatusSkip, ""},
-				fix: []string{"list on prometheusrules (API group monitoring.coreos.com) and list on configmaps in every namespace"}}},
+				fix: []string{"bind you the ClusterRole backfill-cluster-view", "prometheusrules.monitoring.coreos.com in every namespace and configmaps in every namespace"}}},
 		},
 	}
 	for name, tc := range cases {

@@ -106,7 +106,7 @@ func testGPUNamesRulesRefused(t *testing.T, dashboards string) {
 	r.mustFindOf(t, "gpu-metric-names", "WARN", "configmap "+dashboards+"/gpu-dashboard", "dcgm_fb_used")
 	skip := r.mustFindOf(t, "gpu-metric-names", "SKIP", "",
 		"cannot read prometheusrules.monitoring.coreos.com in every namespace, so the GPU metric names they query were not checked")
-	wantFix(t, skip, "grant the user list on prometheusrules (API group monitoring.coreos.com) in every namespace")
+	wantFix(t, skip, "--clusterrole=backfill-cluster-view", "get and list prometheusrules.monitoring.coreos.com in every namespace")
 }
 
 // countCheck is how many results the check gave.

@@ -20,8 +20,9 @@ import (
 // A ServiceAccount bound to a Role of its namespace only may not list
 // pods, nodes, PriorityClasses or Leases cluster-wide: doctor reads the
 // namespace's pods instead, runs the checks that need nothing more, and
-// skips the others with the reads refused. With -A, which needs every
-// namespace's TFJobs, it fails with the refusal.
+// skips the others with the reads refused and the ClusterRole that
+// grants them. With -A, which needs every namespace's TFJobs, it fails
+// with the refusal.
 func TestDoctorWithNamespaceAccessOnly(t *testing.T) {
 	ns := newNamespace(t, "team-rbac")
 	create(t, &rbacv1.Role{
@@ -54,7 +55,9 @@ func TestDoctorWithNamespaceAccessOnly(t *testing.T) {
 	t.Logf("doctor as %s:\n%s", user, run.stdout)
 	r.mustFind(t, "offline-priority", "SKIP", "", "you may not list pods in every namespace or priorityclasses")
 	r.mustFind(t, "pending-resources", "SKIP", "", "you may not list nodes or pods in every namespace")
-	r.mustFind(t, "gpu-nodes", "SKIP", "", "you may not list nodes")
+	// The fix names the role that grants the reads, and how to bind it.
+	wantFix(t, r.mustFind(t, "gpu-nodes", "SKIP", "", "you may not list nodes"),
+		"the ClusterRole backfill-cluster-view", "kubectl create clusterrolebinding NAME --clusterrole=backfill-cluster-view")
 	r.mustFind(t, "operator", "SKIP", "", "you may not list leases in every namespace or pods in every namespace")
 	r.mustFind(t, "priority-class-missing", "SKIP", "", "you may not list priorityclasses")
 	r.mustFind(t, "tfjob-crd-match", "SKIP", "", "you may not list customresourcedefinitions")
