@@ -175,13 +175,37 @@ func explanation(ctx context.Context, node string) (reclaim.Explanation, int64, 
 	return e, capacity.Value(), err
 }
 
+// idleCPU is the batch CPU a node publishes while its online pods use
+// their 500m each: 16 CPU less the 10% margin and 2 CPU.
+const idleCPU = 12400
+
+// publishesIdleCPU says whether node publishes its idle CPU, settled:
+// usage current, a target within 100m of idleCPU (what Prometheus measures
+// of the simulated use and of the system's varies by a few millicores),
+// and the published CPU within the minimum change of that target, where
+// the manager leaves it. Anywhere in that band is settled: a band around
+// idleCPU itself would miss a node left at the edge of its measured
+// target's.
+func publishesIdleCPU(ctx context.Context, node string) (bool, string, error) {
+	e, published, err := explanation(ctx, node)
+	target := e.Target.MilliCPU
+	tolerance := e.Capacity.Percent(settings().MinChange, 0).MilliCPU
+	ok := e.State == reclaim.StateFresh && target >= idleCPU-100 && target <= idleCPU+100 &&
+		published >= target-tolerance && published <= target+tolerance
+	return ok, fmt.Sprintf("published %dm, target %dm, within %dm of it: %+v", published, target, tolerance, e), err
+}
+
 // eventually polls cond every 200ms until it holds, or fails t after
-// timeout with what cond last said.
+// timeout with what cond last said (not what a call the deadline cut
+// short said: it saw nothing).
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, state, err := cond(ctx)
+		if ctx.Err() != nil {
+			return false, err
+		}
 		if state != "" {
 			last = state
 		}
