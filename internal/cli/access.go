@@ -35,7 +35,7 @@ func explainForbidden(err error) error {
 // roleFor says which role grants verb on resource (of group) in
 // namespace, "" for the cluster scope.
 func roleFor(verb, resource, group, namespace string) string {
-	const doc = " (docs/install.md#rbac)"
+	const doc = " (docs/install.md#namespace-users-admin-edit-and-view)"
 	tfjobs := group == "kubeflow.org" && strings.HasPrefix(resource, "tfjobs")
 	read := verb == "get" || verb == "list" || verb == "watch"
 	switch {

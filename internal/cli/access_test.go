@@ -25,7 +25,7 @@ func TestExplainForbidden(t *testing.T) {
 	}{
 		"submitting as a viewer": {
 			err:   refusal("patch", "tfjobs", "kubeflow.org", inTeamA),
-			wants: []string{"the edit or admin role in namespace team-a", "docs/install.md#rbac"},
+			wants: []string{"the edit or admin role in namespace team-a", "docs/install.md#namespace-users-admin-edit-and-view"},
 		},
 		"reading TFJobs without a role": {
 			err:   refusal("list", "tfjobs", "kubeflow.org", inTeamA),
