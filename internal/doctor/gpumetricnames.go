@@ -21,6 +21,11 @@ func checkGPUMetricNames(s *Snapshot) []Result {
 	if rulesRefused && dashboardsRefused {
 		return []Result{gpuNamesSkip(readPrometheusRules, readDashboards)}
 	}
+	if dashboardsRefused && !s.GPUQueries.RulesServed {
+		// Nothing to read but what was refused: no OK for a scan of
+		// nothing.
+		return []Result{gpuNamesSkip(readDashboards)}
+	}
 	var out []Result
 	if !rulesRefused {
 		for i := range s.GPUQueries.Rules {

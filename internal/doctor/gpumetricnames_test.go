@@ -192,6 +192,12 @@ func TestCheckGPUMetricNames(t *testing.T) {
 					fix:      []string{"bind you the ClusterRole backfill-cluster-view", "get and list prometheusrules.monitoring.coreos.com in every namespace"}},
 			},
 		},
+		"dashboards refused, no Prometheus Operator": {
+			forbidden: map[string]bool{readDashboards: true},
+			want: []want{{verdict: verdict{CheckGPUMetricNames, StatusSkip, ""},
+				findings: []string{"cannot read configmaps in every namespace"},
+				fix:      []string{"bind you the ClusterRole backfill-cluster-view"}}},
+		},
 		"both refused": {
 			view:      GPUQueriesView{RulesServed: true},
 			forbidden: map[string]bool{readPrometheusRules: true, readDashboards: true},
