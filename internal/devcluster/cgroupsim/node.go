@@ -51,10 +51,13 @@ func newNode(name string, t *tree, system float64, offlineClass string, pods fun
 }
 
 // advance brings the node's cgroups to now: a cgroup for each pod that
-// runs there and none for the others, and every counter moved by what
-// the pods used, were throttled and waited since the last advance, by
-// step, under the cpu.max and cpu.idle the agent has written.
-func (n *node) advance(now time.Time) error {
+// runs there and that the agent lists, none for the pods that no longer
+// run, and every counter moved by what the pods used, were throttled and
+// waited since the last advance, by step, under the cpu.max and cpu.idle
+// the agent has written. A cgroup made now counts from the next advance,
+// as a pod's cgroup is made before its containers run: the agent's first
+// reading of it is zero, and so none of its use passes for online use.
+func (n *node) advance(now time.Time, listed map[types.UID]bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	running := map[types.UID]*corev1.Pod{}
@@ -63,7 +66,8 @@ func (n *node) advance(now time.Time) error {
 			running[p.UID] = p
 		}
 	}
-	errs := []error{n.follow(running)}
+	made, err := n.follow(running, listed)
+	errs := []error{err}
 	dt := now.Sub(n.last)
 	if n.last.IsZero() || dt <= 0 {
 		n.last = now
@@ -74,6 +78,9 @@ func (n *node) advance(now time.Time) error {
 	var asks []podCPU
 	var groups []*podGroup
 	for uid, g := range n.groups {
+		if made[uid] {
+			continue
+		}
 		quota, err := n.tree.quota(g.group)
 		if err != nil {
 			errs = append(errs, err)
@@ -103,9 +110,10 @@ func (n *node) advance(now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// follow makes a cgroup for each running pod that has none, and takes
-// away the cgroups of the pods that no longer run.
-func (n *node) follow(running map[types.UID]*corev1.Pod) error {
+// follow makes a cgroup for each running pod the agent lists that has
+// none, and takes away the cgroups of the pods that no longer run. It
+// returns the pods whose cgroups it made.
+func (n *node) follow(running map[types.UID]*corev1.Pod, listed map[types.UID]bool) (map[types.UID]bool, error) {
 	var errs []error
 	for uid, g := range n.groups {
 		if running[uid] == nil {
@@ -113,8 +121,9 @@ func (n *node) follow(running map[types.UID]*corev1.Pod) error {
 			delete(n.groups, uid)
 		}
 	}
+	made := map[types.UID]bool{}
 	for uid, p := range running {
-		if n.groups[uid] != nil {
+		if n.groups[uid] != nil || !listed[uid] {
 			continue
 		}
 		g := &podGroup{group: n.tree.fs.PodGroup(p.Status.QOSClass, uid), reclaimed: reclaimed(p, n.offlineClass)}
@@ -123,8 +132,9 @@ func (n *node) follow(running map[types.UID]*corev1.Pod) error {
 			continue
 		}
 		n.groups[uid] = g
+		made[uid] = true
 	}
-	return errors.Join(errs...)
+	return made, errors.Join(errs...)
 }
 
 // count adds a step of dt to a cgroup's counters; limited: it has a quota,
@@ -167,8 +177,8 @@ func reclaimed(p *corev1.Pod, offlineClass string) bool {
 
 // agentPods is the pod source of the agent of a simulated node: the
 // node's pods as the agent lists them from the apiserver, each listing
-// first bringing the simulated kernel to the moment the agent reads it,
-// as a real kernel's counters are always current.
+// then bringing the simulated kernel to the moment the agent reads it, as
+// a real kernel's counters are always current.
 type agentPods struct {
 	node    *node
 	cluster nodeagent.SyncedPodSource
@@ -177,10 +187,18 @@ type agentPods struct {
 }
 
 func (p *agentPods) Pods(ctx context.Context) ([]nodeagent.Pod, error) {
-	if err := p.node.advance(time.Now()); err != nil {
+	pods, err := p.cluster.Pods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[types.UID]bool, len(pods))
+	for _, pod := range pods {
+		listed[pod.UID] = true
+	}
+	if err := p.node.advance(time.Now(), listed); err != nil {
 		return nil, fmt.Errorf("simulating the cgroups of node %s: %w", p.node.name, err)
 	}
-	return p.cluster.Pods(ctx)
+	return pods, nil
 }
 
 func (p *agentPods) WaitForSync(ctx context.Context) bool {

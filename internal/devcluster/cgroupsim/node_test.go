@@ -78,7 +78,7 @@ func TestPodCgroupsAsTheKubeletMakesThem(t *testing.T) {
 	train := offlinePod("train-0", "6")
 	pods := []*corev1.Pod{web, train}
 	n := testNodeOf(t, &pods)
-	if err := n.advance(time.Now()); err != nil {
+	if err := n.advance(time.Now(), listedAll(pods)); err != nil {
 		t.Fatal(err)
 	}
 	fs := n.tree.fs
@@ -116,7 +116,7 @@ func TestAdvanceMovesWhatTheAgentReads(t *testing.T) {
 	n := testNodeOf(t, &pods)
 	fs := n.tree.fs
 	start := time.Now()
-	if err := n.advance(start); err != nil {
+	if err := n.advance(start, listedAll(pods)); err != nil {
 		t.Fatal(err)
 	}
 	trainGroup := fs.PodGroup(train.Status.QOSClass, train.UID)
@@ -129,7 +129,7 @@ func TestAdvanceMovesWhatTheAgentReads(t *testing.T) {
 	if _, err := waits.Read(webGroup); err != nil { // where the meter starts
 		t.Fatal(err)
 	}
-	if err := n.advance(start.Add(10 * time.Second)); err != nil {
+	if err := n.advance(start.Add(10*time.Second), listedAll(pods)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -161,13 +161,42 @@ func TestAdvanceMovesWhatTheAgentReads(t *testing.T) {
 	}
 }
 
+// A running pod gets its cgroup once the agent lists it, as the kubelet
+// makes it before the pod's containers run, and its use counts from the
+// step after: the agent's first reading of it is zero, so none of its use
+// passes for online use.
+func TestAPodsCgroupWaitsForTheAgentAndCountsFromTheNextStep(t *testing.T) {
+	train := offlinePod("train-0", "4")
+	pods := []*corev1.Pod{train}
+	n := testNodeOf(t, &pods)
+	group := n.tree.fs.PodGroup(train.Status.QOSClass, train.UID)
+	start := time.Now()
+	if err := n.advance(start, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n.tree.fs.Exists(group) {
+		t.Errorf("A pod the agent does not list yet has a cgroup")
+	}
+	for i, want := range []time.Duration{0, 4 * time.Second} {
+		if err := n.advance(start.Add(time.Duration(i+1)*time.Second), listedAll(pods)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := n.tree.fs.CPUUsage(group); err != nil || got != want {
+			t.Errorf("The pod's use after listed advance %d: %v, %v; want %v", i+1, got, err, want)
+		}
+		if got, err := n.tree.fs.CPUUsage(""); err != nil || got != want {
+			t.Errorf("The pods' use after listed advance %d: %v, %v; want %v", i+1, got, err, want)
+		}
+	}
+}
+
 func TestAPodGoneTakesItsCgroupButNotThePodsUse(t *testing.T) {
 	train := offlinePod("train-0", "4")
 	pods := []*corev1.Pod{train}
 	n := testNodeOf(t, &pods)
 	start := time.Now()
 	for i, at := range []time.Duration{0, time.Second} {
-		if err := n.advance(start.Add(at)); err != nil {
+		if err := n.advance(start.Add(at), listedAll(pods)); err != nil {
 			t.Fatalf("Advance %d: %v", i, err)
 		}
 	}
@@ -177,7 +206,7 @@ func TestAPodGoneTakesItsCgroupButNotThePodsUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods = nil
-	if err := n.advance(start.Add(2 * time.Second)); err != nil {
+	if err := n.advance(start.Add(2*time.Second), listedAll(pods)); err != nil {
 		t.Fatal(err)
 	}
 	if n.tree.fs.Exists(group) {
@@ -186,6 +215,15 @@ func TestAPodGoneTakesItsCgroupButNotThePodsUse(t *testing.T) {
 	if after, err := n.tree.fs.CPUUsage(""); err != nil || after != before {
 		t.Errorf("The pods' use after one went: %v, %v; want %v, as counters never fall", after, err, before)
 	}
+}
+
+// listedAll is every pod of pods, as the agent lists them.
+func listedAll(pods []*corev1.Pod) map[types.UID]bool {
+	listed := map[types.UID]bool{}
+	for _, p := range pods {
+		listed[p.UID] = true
+	}
+	return listed
 }
 
 func readTrimmed(t *testing.T, path string) string {
