@@ -36,7 +36,8 @@ import (
 // latency with no target down, an alert of backfill's rules delivered by
 // Alertmanager to the local webhook sink, the metrics API
 // serving `kubectl top`, the online service's compressed day (training
-// above what priority alone allows by night, evictions at the peak); a
+// above what priority alone allows by night, evictions at the peak), the
+// node agents' panels with data, their ceiling following the day; a
 // second `dev up` refused; `dev down` leaving no process and no listening
 // port behind.
 func TestDevCluster(t *testing.T) {
@@ -88,13 +89,14 @@ func TestDevCluster(t *testing.T) {
 		waitQueryPositive(t, prom, what, query)
 	}
 	checkTargetsUp(t, prom)
-	// The local cluster runs no node agent: once offline pods hold
-	// reclaimed capacity on a node, BackfillNodeAgentMissing fires for it,
-	// as it would on a real cluster without the agent.
-	checkAlertDelivered(t, dev, prom, "BackfillNodeAgentMissing", 2*time.Minute)
 	checkKubectlTop(t, state.Kubeconfig)
 	checkCompressedDay(t, prom, started)
+	// Towards the peak the manager evicts more than 5 backlog pods within
+	// 10 minutes: BackfillReclaimEvictionStorm fires, and stays firing as
+	// long as its unscaled window holds them.
+	checkAlertDelivered(t, dev, prom, "BackfillReclaimEvictionStorm", 2*time.Minute)
 	checkLatencyHold(t, prom, started)
+	checkNodeAgentPanels(t, prom)
 	t.Logf("Alerts firing at the end of the day: %v", firingAlerts(context.Background(), prom))
 
 	if out, err := dev("down"); err != nil {
