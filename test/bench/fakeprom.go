@@ -137,9 +137,10 @@ func startFakePrometheus(model *usageModel, s reclaim.Settings, rateWindow time.
 		}
 		p.names[q] = name
 	}
-	// The manager also reads its online signal there; the model's online
-	// pods declare no objective and nothing measures their CPU wait.
-	p.names[reclaim.CPUWaitQuery(rateWindow)] = queryOnlineCPUWait
+	// The manager also reads its online signal there, over its own window;
+	// the model's online pods declare no objective and nothing measures
+	// their CPU wait.
+	p.names[reclaim.CPUWaitQuery(s.OnlineWindow)] = queryOnlineCPUWait
 	for node := range model.requests {
 		p.nodes = append(p.nodes, node)
 	}

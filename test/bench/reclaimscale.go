@@ -188,6 +188,7 @@ func managerReclaimSettings(managerFlags []string) (reclaim.Settings, time.Durat
 	fs.DurationVar(&s.Interval, "reclaim-interval", s.Interval, "")
 	fs.IntVar(&s.GrowthPerMinute, "reclaim-growth-per-minute", s.GrowthPerMinute, "")
 	fs.IntVar(&s.MinChange, "reclaim-min-change", s.MinChange, "")
+	fs.DurationVar(&s.OnlineWindow, "reclaim-online-window", s.OnlineWindow, "")
 	if err := fs.Parse(managerFlags); err != nil {
 		return reclaim.Settings{}, 0, fmt.Errorf("-manager-flags: %w", err)
 	}
