@@ -52,7 +52,7 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	for _, id := range p.createServices {
 		svc := serviceFor(job, id.rtype, id.index)
 		pend.created.Insert(serviceKey(svc.Name))
-		g.Go(func() error { return r.create(gctx, svc) })
+		g.Go(func() error { return r.create(ctx, svc) }) // not cancelled by a sibling: see the pods below
 	}
 	if p.createPodGroup {
 		// Before its pods: the scheduler holds them until it exists.
@@ -71,7 +71,11 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 		}
 		pend.created.Insert(podKey(pod.Name))
 		created = append(created, pod.Name)
-		g.Go(func() error { return r.create(gctx, pod) })
+		// Not cancelled when a sibling fails: a ResourceQuota charges an
+		// object in admission, and a create cancelled after that stores
+		// nothing but keeps the charge until the quota controller
+		// recounts, minutes later, refusing the job's pods meanwhile.
+		g.Go(func() error { return r.create(ctx, pod) })
 	}
 	err = g.Wait()
 	if len(created) > 0 {
