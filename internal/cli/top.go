@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/guptarohit/asciigraph"
 	"github.com/prometheus/client_golang/api"
@@ -31,6 +32,9 @@ type topOptions struct {
 	once          bool
 	chart         bool
 	stateDir      string
+	// output is "" for the glance table within tableWidth columns, or
+	// "wide" for every column of the cockpit's table.
+	output string
 }
 
 func newTopCommand() *cobra.Command {
@@ -40,7 +44,8 @@ func newTopCommand() *cobra.Command {
 		Short: "Show the co-location cockpit's numbers and per-node watermarks from Prometheus",
 		Long: `Show what the Grafana co-location cockpit shows, in the terminal: online and
 offline CPU used, GPU utilisation of training pods, GPUs free, the
-cluster's CPU and memory utilisation, the per-node watermark table, and a
+cluster's CPU and memory utilisation, the per-node watermark table (the
+columns to scan for trouble, within 120 columns; -o wide for all), and a
 chart of the last hour of online and offline CPU use. The numbers come from
 Prometheus, by the same queries as the dashboard, and refresh every
 --interval until Ctrl-C.
@@ -49,6 +54,9 @@ Without --prometheus-url, top uses the Prometheus of the local cluster that
 ` + "`backfill dev up`" + ` runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(opts.output, outputTable, outputWide); err != nil {
+				return err
+			}
 			if err := opts.validate(); err != nil {
 				return usageError{err}
 			}
@@ -73,6 +81,7 @@ Without --prometheus-url, top uses the Prometheus of the local cluster that
 	f.DurationVar(&opts.rateInterval, "rate-interval", opts.rateInterval, "Window of rate() over CPU usage, as Grafana's $__rate_interval: at least four scrape intervals.")
 	f.BoolVar(&opts.once, "once", false, "Print one frame and exit, for scripts.")
 	f.BoolVar(&opts.chart, "chart", opts.chart, "Draw the last hour of online and offline CPU use below the table; --chart=false leaves it out.")
+	f.StringVarP(&opts.output, "output", "o", "", "Output format: wide for every column of the node table (default: the columns that fit 120 columns).")
 	addStateDirFlag(cmd, &opts.stateDir)
 	return cmd
 }
@@ -199,9 +208,74 @@ func (t *top) frame(ctx context.Context, at time.Time) (string, error) {
 	return b.String(), nil
 }
 
+// tableWidth is how many columns the node table takes at most without
+// -o wide: a glance fits a terminal beside another.
+const tableWidth = 120
+
+// minNodeWidth is the fewest columns a node name is elided to, however
+// wide the numbers are.
+const minNodeWidth = 12
+
+// topColumn is how top shows one of the cockpit table's columns: its
+// header, and whether the glance (the table without -o wide) has it.
+type topColumn struct {
+	header string
+	glance bool
+}
+
+// topColumns are top's headers for dashboards.WatermarkColumns, by name.
+// The glance is what an operator scans for trouble: the CPU each tier
+// uses, the batch CPU published beside what offline pods hold of it, the
+// offline pods, the GPUs held and free, and a frozen reclaim. A column
+// not named here shows under -o wide with its name in capitals.
+var topColumns = map[string]topColumn{
+	"Pods online":       {header: "PODS ON"},
+	"Pods offline":      {header: "PODS OFF", glance: true},
+	"CPU allocatable":   {header: "CPU ALLOC"},
+	"CPU req online":    {header: "CPU REQ ON"},
+	"CPU req offline":   {header: "CPU REQ OFF"},
+	"CPU used online":   {header: "CPU ON", glance: true},
+	"CPU used offline":  {header: "CPU OFF", glance: true},
+	"CPU reclaimable":   {header: "BATCH CPU", glance: true},
+	"CPU offline holds": {header: "BATCH HELD", glance: true},
+	"Mem allocatable":   {header: "MEM ALLOC"},
+	"Mem req online":    {header: "MEM REQ ON"},
+	"Mem req offline":   {header: "MEM REQ OFF"},
+	"Mem used online":   {header: "MEM ON"},
+	"Mem used offline":  {header: "MEM OFF"},
+	"Mem reclaimable":   {header: "BATCH MEM"},
+	"Mem offline holds": {header: "BATCH MEM HELD"},
+	"Guaranteed":        {header: "GUARANTEED"},
+	"Burstable":         {header: "BURSTABLE"},
+	"BestEffort":        {header: "BESTEFFORT"},
+	"GPUs allocated":    {header: "GPU ALLOC", glance: true},
+	"GPUs free":         {header: "GPU FREE", glance: true},
+	"Reclaim frozen":    {header: "FROZEN", glance: true},
+}
+
+// tableColumns are the cockpit table's columns top shows, in the
+// dashboard's order, and their headers: all of them with wide, else the
+// glance.
+func tableColumns(wide bool) ([]dashboards.Column, []string) {
+	var columns []dashboards.Column
+	var headers []string
+	for _, c := range dashboards.WatermarkColumns() {
+		tc, ok := topColumns[c.Name]
+		if !ok {
+			tc = topColumn{header: strings.ToUpper(c.Name)}
+		}
+		if wide || tc.glance {
+			columns = append(columns, c)
+			headers = append(headers, tc.header)
+		}
+	}
+	return columns, headers
+}
+
 // watermarks is the per-node table, one row per node any column has.
 func (t *top) watermarks(ctx context.Context, at time.Time) (string, error) {
-	columns := dashboards.WatermarkColumns()
+	wide := t.opts.output == outputWide
+	columns, headers := tableColumns(wide)
 	cells := map[string][]string{}
 	for i, c := range columns {
 		samples, err := t.query(ctx, c.Expr, at)
@@ -221,32 +295,64 @@ func (t *top) watermarks(ctx context.Context, at time.Time) (string, error) {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
-	// Numbers align right; node names, padded to one width, read left.
-	width := len("NODE")
-	for _, n := range nodes {
-		width = max(width, len(n))
-	}
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := []string{fmt.Sprintf("%-*s", width, "NODE")}
-	for _, c := range columns {
-		header = append(header, strings.ToUpper(c.Name))
-	}
-	fmt.Fprintln(w, strings.Join(header, "\t")+"\t")
-	for _, n := range nodes {
-		row := []string{fmt.Sprintf("%-*s", width, n)}
+	rows := make([][]string, len(nodes))
+	for i, n := range nodes {
 		for _, v := range cells[n] {
 			if v == "" {
 				v = "-"
 			}
-			row = append(row, v)
+			rows[i] = append(rows[i], v)
 		}
-		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+	}
+	return renderTable(headers, nodes, rows, wide)
+}
+
+// columnGap is the space between two columns of the node table.
+const columnGap = 2
+
+// renderTable writes the node table: node names padded to one width read
+// left, numbers align right. Unless wide, names longer than what
+// tableWidth leaves them are elided in the middle, where names of one
+// cluster tend to agree (a prefix of pool, a suffix of domain).
+func renderTable(headers, nodes []string, rows [][]string, wide bool) (string, error) {
+	width := len("NODE")
+	for _, n := range nodes {
+		width = max(width, utf8.RuneCountInString(n))
+	}
+	if !wide {
+		// Each column takes its widest cell and the gap before it.
+		rest := columnGap
+		for i, h := range headers {
+			w := utf8.RuneCountInString(h)
+			for _, row := range rows {
+				w = max(w, utf8.RuneCountInString(row[i]))
+			}
+			rest += w + columnGap
+		}
+		width = min(width, max(tableWidth-rest, minNodeWidth))
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, columnGap, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, fmt.Sprintf("%-*s", width, "NODE")+"\t"+strings.Join(headers, "\t")+"\t")
+	for i, n := range nodes {
+		fmt.Fprintln(w, fmt.Sprintf("%-*s", width, elide(n, width))+"\t"+strings.Join(rows[i], "\t")+"\t")
 	}
 	if err := w.Flush(); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// elide shortens s to width runes by an ellipsis in its middle, keeping
+// more of its start than of its end.
+func elide(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	tail := (width - 1) / 2
+	head := width - 1 - tail
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // substitute sets a dashboard query's variables as for the whole cluster.

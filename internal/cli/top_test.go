@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func TestTopFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	top := &top{api: promv1.NewAPI(client), opts: topOptions{prometheusURL: server.URL, rateInterval: 2 * time.Minute, once: true}}
+	top := &top{api: promv1.NewAPI(client), opts: topOptions{prometheusURL: server.URL, rateInterval: 2 * time.Minute, once: true, output: outputWide}}
 	var out bytes.Buffer
 	if err := top.run(context.Background(), &out); err != nil {
 		t.Fatal(err)
@@ -201,6 +202,7 @@ func TestTopFlags(t *testing.T) {
 		"tiny rate interval": {args: []string{"--rate-interval=10ms", "--prometheus-url=http://127.0.0.1:1"}, want: "--rate-interval 10ms: must be at least 1s"},
 		"no cluster running": {args: []string{"--once", "--state-dir=" + t.TempDir()}, want: "pass --prometheus-url"},
 		"arguments":          {args: []string{"extra"}, want: "unknown command"},
+		"output format":      {args: []string{"-o", "json", "--prometheus-url=http://127.0.0.1:1"}, want: `unknown output format "json": use -o wide`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -359,5 +361,118 @@ func TestTopChartFlag(t *testing.T) {
 				t.Errorf("the chart comes before the table:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestTopGlance: without -o wide the node table of a realistic cluster
+// (long cloud node names, hundreds of pods, large numbers) fits 120
+// columns and has the glance's columns; with -o wide it has every column
+// and every name whole.
+func TestTopGlance(t *testing.T) {
+	nodes := []string{
+		"ip-10-0-112-34.eu-west-1.compute.internal",
+		"ip-10-0-112-35.eu-west-1.compute.internal",
+		"gke-prod-inference-a100-pool-7f3c9d21-x8kq",
+		"gke-prod-inference-a100-pool-7f3c9d21-zz01",
+		"cpu-0",
+	}
+	sorted := slices.Sorted(slices.Values(nodes))
+	results := map[string]map[string]float64{}
+	for i, c := range dashboards.WatermarkColumns() {
+		byNode := map[string]float64{}
+		for j, n := range nodes {
+			v := float64(100*(i+1) + j)
+			switch c.Unit {
+			case dashboards.UnitCores:
+				v = 123.45 + float64(j)
+			case dashboards.UnitBytes:
+				v = 1000.5 * 1024 * 1024 * 1024
+			}
+			byNode[n] = v
+		}
+		results[asTop(c.Expr)] = byNode
+	}
+	for _, output := range []string{outputTable, outputWide} {
+		t.Run("-o="+output, func(t *testing.T) {
+			fake := &fakePrometheus{results: results}
+			top := newTestTop(t, fake, false)
+			top.opts.output = output
+			var out bytes.Buffer
+			if err := top.run(context.Background(), &out); err != nil {
+				t.Fatal(err)
+			}
+			columns, headers := tableColumns(output == outputWide)
+			lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+			var table []string
+			for i, line := range lines {
+				if strings.HasPrefix(strings.TrimSpace(line), "NODE") {
+					table = lines[i:]
+				}
+				if n := utf8.RuneCountInString(line); output == outputTable && n > tableWidth {
+					t.Errorf("line of %d columns, want at most %d: %q", n, tableWidth, line)
+				}
+			}
+			t.Logf("top -o %q:\n%s", output, out.String())
+			if len(table) != 1+len(nodes) {
+				t.Fatalf("table of %d lines, want a header and %d nodes:\n%s", len(table), len(nodes), out.String())
+			}
+			for _, h := range headers {
+				if !strings.Contains(table[0], h) {
+					t.Errorf("header %q lacks %s", table[0], h)
+				}
+			}
+			for i, line := range table[1:] {
+				fields := strings.Fields(line)
+				if len(fields) != len(columns)+1 {
+					t.Fatalf("row %q has %d cells, want %d", line, len(fields), len(columns)+1)
+				}
+				if output == outputWide && fields[0] != sorted[i] {
+					t.Errorf("row %d names %s, want %s whole", i, fields[0], sorted[i])
+				}
+			}
+			if output == outputWide {
+				if len(columns) != len(dashboards.WatermarkColumns()) {
+					t.Errorf("-o wide has %d columns, want all %d", len(columns), len(dashboards.WatermarkColumns()))
+				}
+				return
+			}
+			// Each glance row reads as one node: ends kept, told apart.
+			names := map[string]bool{}
+			for _, line := range table[1:] {
+				name := strings.Fields(line)[0]
+				names[name] = true
+				if strings.Contains(name, "…") && !strings.HasPrefix(name, "ip-10-0-112-3") && !strings.HasPrefix(name, "gke-prod-") {
+					t.Errorf("elided name %q lost its start", name)
+				}
+			}
+			if len(names) != len(nodes) || !names["cpu-0"] {
+				t.Errorf("glance names %v, want %d told apart, cpu-0 whole", names, len(nodes))
+			}
+			for _, h := range []string{"PODS OFF", "CPU ON", "CPU OFF", "BATCH CPU", "BATCH HELD", "GPU ALLOC", "GPU FREE", "FROZEN"} {
+				if !strings.Contains(table[0], h) {
+					t.Errorf("glance header %q lacks %s", table[0], h)
+				}
+			}
+			// Only the glance's queries ran.
+			if got, want := len(fake.asked), len(dashboards.CockpitFigures())+len(columns); got != want {
+				t.Errorf("top ran %d queries, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestElide(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"cpu-0", 12, "cpu-0"},
+		{"ip-10-0-112-34.eu-west-1.compute.internal", 20, "ip-10-0-11….internal"},
+		{"gke-a100-pool-x8kq", 17, "gke-a100…ool-x8kq"},
+	} {
+		if got := elide(tc.in, tc.width); got != tc.want || utf8.RuneCountInString(got) > tc.width {
+			t.Errorf("elide(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -235,7 +236,24 @@ func checkTop(t *testing.T, prom promv1.API, prometheusURL string, want figures)
 	if !regexp.MustCompile(`GPU utilisation of training pods: \d+%`).MatchString(lines[1]) {
 		t.Errorf("top shows no GPU utilisation: %s", lines[1])
 	}
-	checkTopTable(t, lines[3:], want)
+	// The glance fits 120 columns and has a row per node; -o wide has
+	// every column, the API's numbers among them.
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n > 120 {
+			t.Errorf("top's line of %d columns, want at most 120 without -o wide: %q", n, line)
+		}
+	}
+	for node := range want.nodes {
+		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(node) + `\s`).Match(out) {
+			t.Errorf("top has no row for node %s without -o wide", node)
+		}
+	}
+	wide, err := exec.Command(backfill, "top", "--once", "-o", "wide", "--chart=false", "--prometheus-url", prometheusURL, "--rate-interval", obsRateInterval).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backfill top --once -o wide: %v\n%s", err, wide)
+	}
+	t.Logf("backfill top --once -o wide:\n%s", wide)
+	checkTopTable(t, strings.Split(string(wide), "\n")[3:], want)
 }
 
 // checkTopUsed wants top's CPU used between the stat's values just before
