@@ -43,6 +43,8 @@ var cockpitUnchecked = map[string]string{
 	"Memory evictions by the node agent":                             nodeAgentOnly,
 	"P99 latency against the objective, per workload":                latencyOptIn,
 	"P99 latency beside offline pods and without them, per workload": latencyOptIn,
+	"GPUs held idle by online workloads":                             gpuIdleOnly,
+	"Online GPUs idle for an hour, per workload":                     gpuIdleOnly,
 	"Online pods waiting for CPU, per node (top 10 of each)": "it needs the node agent or the kubelet's CPU pressure (cgroup v2, the KubeletPSI feature gate), " +
 		"and its query of nodes with offline pods is empty while none runs any, that of the others while all do",
 }
@@ -51,6 +53,7 @@ var cockpitUnchecked = map[string]string{
 const (
 	nodeAgentOnly = "its series come from the node agent, which is optional (check node-agent says whether it runs)"
 	latencyOptIn  = "only workloads that declare backfill.dev/latency-objective have a P99, and only while they serve requests"
+	gpuIdleOnly   = "it has data only while online pods hold GPUs (idle ones, but for the GPUs held column); check gpu-idle-online reads the same GPUs"
 )
 
 // cockpitPanels builds the cockpit once and reads its queries, the

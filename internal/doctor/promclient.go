@@ -26,10 +26,15 @@ type PrometheusView struct {
 	Panels map[string]PanelData
 	// OfflinePods is the number of offline pods Prometheus knows of.
 	OfflinePods int
+	// IdleGPUs are the GPUs online pods held idle over the last day
+	// (IdleGPUsQuery); IdleGPUsErr is set when that query failed.
+	IdleGPUs    []IdleGPU
+	IdleGPUsErr error
 }
 
 // ReadPrometheus asks the Prometheus at base for its active targets, the
-// series of the key metrics and the cockpit's queries.
+// series of the key metrics, the cockpit's queries and the GPUs online
+// pods held idle.
 func ReadPrometheus(ctx context.Context, hc *http.Client, base string) *PrometheusView {
 	v := &PrometheusView{URL: base, Series: map[string]int{}, Errs: map[string]error{}, Panels: map[string]PanelData{}}
 	var targets struct {
@@ -61,6 +66,7 @@ func ReadPrometheus(ctx context.Context, hc *http.Client, base string) *Promethe
 		n, err := countSeries(ctx, hc, base, p.Expr)
 		v.Panels[p.Name] = PanelData{Series: n, Err: err}
 	}
+	v.IdleGPUs, v.IdleGPUsErr = readIdleGPUs(ctx, hc, base)
 	return v
 }
 

@@ -46,6 +46,9 @@ const (
 	CheckPrometheus        = "prometheus"
 	CheckPrometheusTargets = "prometheus-targets"
 	CheckPrometheusData    = "prometheus-data"
+	// CheckGPUIdleOnline reads Prometheus too: GPUs online pods held
+	// idle over the last day.
+	CheckGPUIdleOnline = "gpu-idle-online"
 )
 
 // Result is one finding of one check.

@@ -33,7 +33,8 @@ type checkInput struct {
 // the apiserver refuse them, are priorities right, do GPUs show, does
 // reclaimed capacity follow usage, does a node agent guard it, do online
 // pods suffer beside training, do containers crash, do rules and
-// dashboards query GPU metrics that exist, does monitoring see it all.
+// dashboards query GPU metrics that exist, does monitoring see it all,
+// and do online pods hold GPUs they leave idle.
 var checklist = []checklistItem{
 	{CheckCRD, nil, func(in *checkInput) []Result { return []Result{checkCRD(in.s.TFJobsServed)} }},
 	{CheckCRDMatch, []string{readCRDs}, func(in *checkInput) []Result { return checkCRDMatch(in.s) }},
@@ -56,6 +57,7 @@ var checklist = []checklistItem{
 	// may read when refused the other.
 	{CheckGPUMetricNames, nil, func(in *checkInput) []Result { return checkGPUMetricNames(in.s) }},
 	{CheckPrometheus, nil, func(in *checkInput) []Result { return checkPrometheus(in.prom, gpuNodeCount(in.s)) }},
+	{CheckGPUIdleOnline, nil, func(in *checkInput) []Result { return checkGPUIdleOnline(in.prom) }},
 }
 
 // Run runs every check of the checklist on the snapshot, in its order; a

@@ -36,6 +36,9 @@ const (
 	cockpitOnlinePressureID uint32 = 24
 	cockpitOnlineHeldID     uint32 = 25
 	cockpitOnlineActionsID  uint32 = 26
+	cockpitGPUIdleRowID     uint32 = 27
+	cockpitGPUIdleTableID   uint32 = 28
+	cockpitGPUIdleTrendID   uint32 = 29
 )
 
 // statWidth is the width of each of the cockpit's Stat panels: all of
@@ -110,6 +113,10 @@ func Cockpit() (Built, error) {
 	b.WithPanel(onlinePressurePanel(cockpitOnlinePressureID, grid(0, 64, 12, 8)))
 	b.WithPanel(onlineHeldPanel(cockpitOnlineHeldID, grid(12, 64, 6, 8)))
 	b.WithPanel(onlineActionsPanel(cockpitOnlineActionsID, grid(18, 64, 6, 8)))
+	// GPUs online pods hold idle: the evidence for lending them at night.
+	b.WithRow(gpuIdleRow(cockpitGPUIdleRowID, 72))
+	b.WithPanel(gpuIdleTablePanel(cockpitGPUIdleTableID, grid(0, 73, 14, 9)))
+	b.WithPanel(gpuIdleTrendPanel(cockpitGPUIdleTrendID, grid(14, 73, 10, 9)))
 
 	d, err := b.Build()
 	if err != nil {

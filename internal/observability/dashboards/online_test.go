@@ -77,8 +77,9 @@ eval instant at 5m `+asRun(actions[1].Expr)+`
 }
 
 // TestOnlineRowLast wants the online row below every other panel of the
-// cockpit and its panels below it: an expanded row takes every panel
-// under it, up to the next row.
+// cockpit but the idle online GPUs row's, and its panels between it and
+// that row: an expanded row takes every panel under it, up to the next
+// row.
 func TestOnlineRowLast(t *testing.T) {
 	b, err := Cockpit()
 	if err != nil {
@@ -108,15 +109,28 @@ func TestOnlineRowLast(t *testing.T) {
 	if row < 0 {
 		t.Fatalf("the cockpit has no row %q", OnlineRowTitle)
 	}
+	// The idle online GPUs row follows it, the last.
+	next := -1
+	for _, p := range model.Panels {
+		if p.Type == "row" && p.Title == GPUIdleRowTitle {
+			next = p.GridPos.Y
+		}
+	}
+	if next <= row {
+		t.Fatalf("the cockpit's row %q at %d, want it below %q at %d", GPUIdleRowTitle, next, OnlineRowTitle, row)
+	}
 	for _, p := range model.Panels {
 		online := p.ID >= int(cockpitOnlineRowID) && p.ID <= int(cockpitOnlineActionsID)
+		idle := p.ID >= int(cockpitGPUIdleRowID) && p.ID <= int(cockpitGPUIdleTrendID)
 		if p.Type == "row" {
 			continue
 		}
-		if online && p.GridPos.Y <= row {
-			t.Errorf("panel %d %q of the online row sits above it (y %d, row at %d)", p.ID, p.Title, p.GridPos.Y, row)
-		}
-		if !online && p.GridPos.Y+p.GridPos.H > row {
+		switch {
+		case online && (p.GridPos.Y <= row || p.GridPos.Y+p.GridPos.H > next):
+			t.Errorf("panel %d %q of the online row sits outside it (y %d + %d, row from %d to %d)", p.ID, p.Title, p.GridPos.Y, p.GridPos.H, row, next)
+		case idle && p.GridPos.Y <= next:
+			t.Errorf("panel %d %q of the idle GPUs row sits above it (y %d, row at %d)", p.ID, p.Title, p.GridPos.Y, next)
+		case !online && !idle && p.GridPos.Y+p.GridPos.H > row:
 			t.Errorf("panel %d %q falls into the online row (y %d + %d, row at %d)", p.ID, p.Title, p.GridPos.Y, p.GridPos.H, row)
 		}
 	}

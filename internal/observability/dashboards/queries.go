@@ -23,6 +23,8 @@ const (
 	// UnitSecondsPerSecond is time spent per second of the clock, summed
 	// over threads or pods, e.g. waiting for a CPU: it may exceed 1.
 	UnitSecondsPerSecond Unit = "suffix: s/s"
+	// UnitHours is hours, e.g. GPU-hours.
+	UnitHours Unit = "h"
 )
 
 // Query is one PromQL query of a panel, written against the dashboards'
