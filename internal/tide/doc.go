@@ -17,12 +17,14 @@
 //	demand    per pool: the sum of replicas x GPUs per pod, each rise moved
 //	          earlier by the workload's warm-up (PoolDemand)
 //	need      the demand taken Settings.Lead early (autoscalers often scale
-//	          up before the schedule), and now at least what online holds
+//	          up before the schedule), raised throughout by what online
+//	          holds now beyond it (a spike is taken to last)
 //	lendable  capacity - need - lent, for as long as the need allows (Lendable)
 //	admission a job starts on lent GPUs only if its loan reaches a
 //	          checkpoint (Admit)
-//	returns   where the need rises into lent GPUs, stop just enough loans,
-//	          least work at risk first; notice = deadline - the job's
+//	returns   where the need rises into lent GPUs, stop just enough loans:
+//	          none told too late, the fewest GPUs, the cheapest checkpoints,
+//	          the least work at risk; notice = deadline - the job's
 //	          checkpoint time, deadline = when online needs the GPUs (Returns)
 //	next loan when the returned GPUs are free again (NextLoan)
 //

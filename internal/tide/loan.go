@@ -99,14 +99,49 @@ func newPlan(now time.Time, p Pool, s Settings) plan {
 		end = now
 	}
 	steps := lookAhead(p.Demand.Steps, now, end, s.Lead)
+	if headroom := p.GPUs * s.RiseHeadroomPercent / 100; headroom > 0 {
+		steps = withRiseHeadroom(steps, p.Demand, now, end, headroom, p.GPUs)
+	}
 	if len(steps) == 0 {
 		steps = []Step{{At: now}}
 	}
-	if steps[0].Value < p.OnlineInUse {
-		steps[0].Value = p.OnlineInUse
-		steps = merged(steps)
+	// Online above the need for now (an unplanned spike, a late
+	// scale-down) is taken to stay so: the GPUs it holds are not there for
+	// the next rise either. Online rising into GPUs held back for a rise
+	// is not: it is that rise, come early, as often as a spike.
+	if excess := p.OnlineInUse - steps[0].Value; excess > 0 {
+		raised := make([]Step, len(steps))
+		for i, st := range steps {
+			raised[i] = Step{At: st.At, Value: st.Value + excess}
+		}
+		steps = raised
 	}
 	return plan{now: now, end: end, capacity: p.GPUs, need: Demand{Steps: steps, From: now, To: end}, loans: p.Loans, s: s}
+}
+
+// withRiseHeadroom adds headroom GPUs to the need wherever a rise is
+// expected but has not come by the forecast (need above demand), at most
+// the pool's capacity: room for an unplanned spike that comes with it.
+func withRiseHeadroom(need []Step, demand Demand, from, to time.Time, headroom, capacity int) []Step {
+	times := []time.Time{from}
+	for _, series := range [][]Step{need, demand.Steps} {
+		for _, st := range series {
+			if st.At.After(from) && st.At.Before(to) {
+				times = append(times, st.At)
+			}
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	ahead := Demand{Steps: need}
+	out := make([]Step, 0, len(times))
+	for _, t := range times {
+		v := ahead.At(t)
+		if v > demand.At(t) {
+			v = min(v+headroom, max(capacity, v))
+		}
+		out = append(out, Step{At: t, Value: v})
+	}
+	return merged(out)
 }
 
 // held is the GPUs loans hold at t.

@@ -13,10 +13,11 @@ func pool(now time.Time, steps []Step, loans ...Loan) Pool {
 	return Pool{GPUs: 16, Demand: Demand{Steps: clip(steps, now, now.Add(24*time.Hour)), From: now, To: now.Add(24 * time.Hour)}, Loans: loans}
 }
 
-// noLead are settings without the early lead, so times read plainly.
+// noLead are settings without the early lead and the headroom, so times
+// read plainly.
 func noLead() Settings {
 	s := DefaultSettings()
-	s.Lead = 0
+	s.Lead, s.RiseHeadroomPercent = 0, 0
 	return s
 }
 
@@ -69,7 +70,8 @@ func TestAdmitOnlyLoansThatReachACheckpoint(t *testing.T) {
 }
 
 // A morning that brings back 2 of 8 GPUs an hour stops only what each
-// step needs, and of equal sizes the loan with the least work at risk.
+// step needs: of equal GPUs the cheapest checkpoint, of equal checkpoints
+// the least work at risk.
 func TestReturnsFollowTheForecastInSteps(t *testing.T) {
 	now := at(4, 0)
 	s := noLead()
@@ -77,21 +79,76 @@ func TestReturnsFollowTheForecastInSteps(t *testing.T) {
 	loans := []Loan{
 		{Job: "t/a", GPUs: 2, Started: at(0, 0), LastCheckpoint: at(3, 55), CheckpointTime: 2 * time.Minute},      // little at risk
 		{Job: "t/b", GPUs: 2, Started: at(0, 0), LastCheckpoint: at(1, 0), CheckpointTime: 2 * time.Minute},       // much at risk
-		{Job: "t/c", GPUs: 4, Started: at(0, 0), LastCheckpoint: at(3, 59), CheckpointTime: 4 * time.Minute},      // least per job, but 4 GPUs
-		{Job: "t/d", GPUs: 2, Started: at(0, 0), CheckpointInterval: time.Hour, CheckpointTime: 10 * time.Minute}, // checkpoints on the hour
+		{Job: "t/c", GPUs: 4, Started: at(0, 0), LastCheckpoint: at(3, 59), CheckpointTime: 4 * time.Minute},      // 4 GPUs
+		{Job: "t/d", GPUs: 2, Started: at(0, 0), CheckpointInterval: time.Hour, CheckpointTime: 10 * time.Minute}, // a long checkpoint
 	}
 	got := Returns(now, pool(now, steps, loans...), s)
-	// 06:00 needs 2: t/d, which checkpoints on the hour, risks the least
-	// at its 05:44 notice. 07:00 needs 2: t/a. 08:00 needs 2: t/b, as t/c
-	// is 4. 09:00 needs 2 more: only t/c is left.
+	// Notices: 2 min x 150% + 1 min = 4 min for t/a and t/b, 7 for t/c, 16
+	// for t/d. 06:00 needs 2: t/a (as cheap as t/b, less at risk); 07:00:
+	// t/b; 08:00: t/d, as t/c is 4; 09:00 needs 4: t/c.
 	want := []Return{
-		{Job: "t/d", GPUs: 2, Notice: at(5, 44), Deadline: at(6, 0)},
-		{Job: "t/a", GPUs: 2, Notice: at(6, 56), Deadline: at(7, 0)},
-		{Job: "t/b", GPUs: 2, Notice: at(7, 56), Deadline: at(8, 0)},
+		{Job: "t/a", GPUs: 2, Notice: at(5, 56), Deadline: at(6, 0)},
+		{Job: "t/b", GPUs: 2, Notice: at(6, 56), Deadline: at(7, 0)},
+		{Job: "t/d", GPUs: 2, Notice: at(7, 44), Deadline: at(8, 0)},
 		{Job: "t/c", GPUs: 4, Notice: at(8, 53), Deadline: at(9, 0)},
 	}
-	if diff := cmp.Diff(want, got, sameTime, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".NextLoan" }, cmp.Ignore())); diff != "" {
+	if diff := cmp.Diff(want, got, sameTime, ignoreNextLoan); diff != "" {
 		t.Errorf("returns (-want +got):\n%s", diff)
+	}
+}
+
+var ignoreNextLoan = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".NextLoan" }, cmp.Ignore())
+
+// The loans stopped for one step are told together, at the earliest of
+// their notices, so that the choice is never told half.
+func TestReturnsTellAStepsLoansTogether(t *testing.T) {
+	now := at(4, 0)
+	steps := []Step{{At: at(0, 0), Value: 8}, {At: at(6, 0), Value: 12}}
+	loans := []Loan{
+		{Job: "t/quick", GPUs: 2, Started: at(0, 0), CheckpointTime: 2 * time.Minute},
+		{Job: "t/slow", GPUs: 2, Started: at(0, 0), CheckpointTime: 10 * time.Minute},
+		{Job: "t/big", GPUs: 4, Started: at(0, 0), CheckpointTime: 30 * time.Minute},
+	}
+	got := Returns(now, pool(now, steps, loans...), noLead())
+	want := []Return{
+		{Job: "t/quick", GPUs: 2, Notice: at(5, 44), Deadline: at(6, 0)},
+		{Job: "t/slow", GPUs: 2, Notice: at(5, 44), Deadline: at(6, 0)},
+	}
+	if diff := cmp.Diff(want, got, sameTime, ignoreNextLoan); diff != "" {
+		t.Errorf("returns (-want +got):\n%s", diff)
+	}
+}
+
+// A loan whose notice is past cannot finish its checkpoint: another loan
+// is stopped instead, even of more GPUs.
+func TestReturnsAvoidLoansTooLateToCheckpoint(t *testing.T) {
+	now := at(5, 50)
+	steps := []Step{{At: at(0, 0), Value: 10}, {At: at(6, 0), Value: 12}}
+	loans := []Loan{
+		{Job: "t/slow", GPUs: 2, Started: at(0, 0), CheckpointTime: 10 * time.Minute}, // notice at 05:44
+		{Job: "t/fast", GPUs: 4, Started: at(0, 0), CheckpointTime: time.Minute},      // notice at 05:57:30
+	}
+	got := Returns(now, pool(now, steps, loans...), noLead())
+	if len(got) != 1 || got[0].Job != "t/fast" || got[0].Short {
+		t.Errorf("returns %+v, want t/fast in time", got)
+	}
+}
+
+// Online above its forecast now is taken to last: the next rise needs
+// its GPUs on top.
+func TestReturnsHoldASpikeOverTheForecast(t *testing.T) {
+	now := at(1, 0)
+	steps := []Step{{At: at(0, 0), Value: 4}, {At: at(7, 0), Value: 10}}
+	p := pool(now, steps, Loan{Job: "t/a", GPUs: 6, Started: at(0, 0), CheckpointTime: time.Minute})
+	s := DefaultSettings()
+	s.RiseHeadroomPercent = 0
+	if got := Returns(now, p, s); len(got) != 0 {
+		t.Fatalf("returns %+v with online as forecast, want none", got)
+	}
+	p.OnlineInUse = 8
+	got := Returns(now, p, s)
+	if len(got) != 1 || !got[0].Deadline.Equal(at(6, 30)) {
+		t.Errorf("returns %+v with a spike of 4, want t/a back by 06:30", got)
 	}
 }
 
@@ -119,13 +176,15 @@ func TestReturnsKeepANoticedDeadlineAndMarkLateOnes(t *testing.T) {
 		{Job: "t/late", GPUs: 4, Started: at(0, 0), CheckpointTime: 5 * time.Minute},
 	}
 	p := pool(now, steps, loans...)
-	p.OnlineInUse = 12 // a spike: online wants 12 now
+	// A spike: online wants 14 now. t/noticed is on its way out and is
+	// not stopped twice; the 2 GPUs beyond it come from t/late at once.
+	p.OnlineInUse = 14
 	got := Returns(now, p, noLead())
 	want := []Return{
 		{Job: "t/late", GPUs: 4, Notice: now, Deadline: now, Short: true},
 		{Job: "t/noticed", GPUs: 4, Notice: now, Deadline: at(7, 0), Short: true},
 	}
-	if diff := cmp.Diff(want, got, sameTime, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".NextLoan" }, cmp.Ignore())); diff != "" {
+	if diff := cmp.Diff(want, got, sameTime, ignoreNextLoan); diff != "" {
 		t.Errorf("returns (-want +got):\n%s", diff)
 	}
 }
@@ -143,5 +202,23 @@ func TestNextLoanAfterTheDay(t *testing.T) {
 	}
 	if next := NextLoan(now, at(8, 0), pool(now, steps), DefaultSettings(), 13); !next.IsZero() {
 		t.Errorf("NextLoan of 13 GPUs = %s, want none (12 free at most)", next)
+	}
+}
+
+// A rise is expected with room for a spike on top, from the lead before it
+// until its time; after it the room is lent again.
+func TestLendableHoldsHeadroomWithARise(t *testing.T) {
+	now := at(6, 0)
+	steps := []Step{{At: at(0, 0), Value: 4}, {At: at(7, 0), Value: 10}}
+	s := DefaultSettings()
+	s.RiseHeadroomPercent = 25 // 4 of 16 GPUs
+	if got := Lendable(at(6, 40), pool(at(6, 40), steps), s); got.GPUs != 16-10-4 {
+		t.Errorf("20 minutes before the rise: %d GPUs lendable, want %d", got.GPUs, 16-10-4)
+	}
+	if got := Lendable(at(7, 0), pool(at(7, 0), steps), s); got.GPUs != 16-10 {
+		t.Errorf("at the rise: %d GPUs lendable, want %d", got.GPUs, 16-10)
+	}
+	if got := Lendable(now, pool(now, steps), s); got.GPUs != 16-4 || !got.Until.Equal(at(6, 30)) {
+		t.Errorf("an hour before: %d until %s, want 12 until 06:30", got.GPUs, got.Until)
 	}
 }

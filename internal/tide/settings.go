@@ -12,6 +12,11 @@ type Settings struct {
 	// its schedule (KEDA's HPA reacting to load, an operator's manual
 	// scale-up).
 	Lead time.Duration
+	// RiseHeadroomPercent of the pool's GPUs are held back on top of a
+	// rise while it is expected (from Lead before it until the forecast's
+	// time): an unplanned spike that comes into the GPUs held for the
+	// rise would otherwise leave the rise short.
+	RiseHeadroomPercent int
 	// DefaultCheckpointTime stands for a job's checkpoint time until the
 	// job has reported one.
 	DefaultCheckpointTime time.Duration
@@ -26,12 +31,14 @@ type Settings struct {
 	MinLoan time.Duration
 }
 
-// DefaultSettings are a 30-minute lead, 10 minutes of checkpoint until
+// DefaultSettings are a 30-minute lead, 10% of the pool held back with a
+// rise, 10 minutes of checkpoint until
 // measured, a 50% margin and a minute of slack on notices, and loans of at
 // least 15 minutes.
 func DefaultSettings() Settings {
 	return Settings{
 		Lead:                    30 * time.Minute,
+		RiseHeadroomPercent:     10,
 		DefaultCheckpointTime:   10 * time.Minute,
 		CheckpointMarginPercent: 50,
 		CheckpointSlack:         time.Minute,
@@ -46,8 +53,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("lead %s is negative: give how early GPUs come back before the forecast, e.g. 30m", s.Lead)
 	case s.DefaultCheckpointTime <= 0:
 		return fmt.Errorf("default checkpoint time %s: must be positive, e.g. 10m", s.DefaultCheckpointTime)
-	case s.CheckpointMarginPercent < 0 || s.CheckpointSlack < 0 || s.MinLoan < 0:
-		return fmt.Errorf("checkpoint margin %d%%, slack %s, minimum loan %s: none may be negative", s.CheckpointMarginPercent, s.CheckpointSlack, s.MinLoan)
+	case s.CheckpointMarginPercent < 0 || s.CheckpointSlack < 0 || s.MinLoan < 0 || s.RiseHeadroomPercent < 0:
+		return fmt.Errorf("checkpoint margin %d%%, slack %s, minimum loan %s, rise headroom %d%%: none may be negative",
+			s.CheckpointMarginPercent, s.CheckpointSlack, s.MinLoan, s.RiseHeadroomPercent)
 	}
 	return nil
 }
