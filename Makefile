@@ -254,6 +254,10 @@ pod-shape: ## Print what the kubelet's own code makes of a TFJob pod's shapes: Q
 bench-reclaim: ## Simulate 100 nodes for 7 days, 3 load profiles x 3 seeds, sweeping Koordinator's and backfill's knobs: utilisation vs hot nodes, online latency and work lost (~9 min on 2 CPUs); plots and tables in a temporary directory unless BENCH_FLAGS="-out DIR"; "-update-docs-images" rewrites docs/images.
 	go run ./test/bench/reclaim $(BENCH_FLAGS)
 
+.PHONY: bench-tidal
+bench-tidal: ## Simulate 64 inference GPUs for 14 days (a KEDA cron day, scale-ups up to 30 min early, unplanned spikes) x 3 seeds: training on the idle GPUs under priority preemption, Katalyst-style reactive eviction and backfill's GPU loans (internal/tide) (~30 s on 2 CPUs); table and targets printed, JSON and CSV in a temporary directory unless BENCH_FLAGS="-out DIR".
+	go run ./test/bench/tidal $(BENCH_FLAGS)
+
 .PHONY: bench-interference
 bench-interference: ## As root, on this machine's real cgroups: online P99 alone, beside BestEffort training, under the node agent and on cores of its own, at 35% and 65% load, steady and in bursts, in 8 shuffled rounds with intervals (~70 min on 2 CPUs); plot and JSON in $TMPDIR or /tmp unless BENCH_FLAGS="-out <png>".
 	go run ./test/bench/interference $(BENCH_FLAGS)
