@@ -55,6 +55,13 @@ type prometheusServer struct {
 // if t failed.
 func startPrometheus(t *testing.T, addr string, config []byte) *prometheusServer {
 	t.Helper()
+	return startPrometheusOn(t, addr, config, filepath.Join(t.TempDir(), "data"))
+}
+
+// startPrometheusOn is startPrometheus on the TSDB in dataDir, which may
+// hold blocks already (promtool tsdb create-blocks-from).
+func startPrometheusOn(t *testing.T, addr string, config []byte, dataDir string) *prometheusServer {
+	t.Helper()
 	dir := t.TempDir()
 	configPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, config, 0o644); err != nil {
@@ -65,7 +72,7 @@ func startPrometheus(t *testing.T, addr string, config []byte) *prometheusServer
 	logPath := filepath.Join(dir, "prometheus.log")
 	proc, err := process.Start(binary(t, "prometheus"), []string{
 		"--config.file=" + configPath,
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--storage.tsdb.path=" + dataDir,
 		"--web.listen-address=" + addr,
 	}, nil, logPath)
 	if err != nil {
