@@ -28,6 +28,10 @@ KUEUE_VERSION := v0.19.2
 # binary, so that bin/ alone runs it.
 QUEUE_TOOLS := $(BIN)/kueue
 METRICS_SERVER_VERSION := v0.8.0
+KEDA_VERSION := v2.20.2
+# KEDA's operator and its metrics apiserver (the adapter), for the keda
+# suite; its CRDs come from its module, next to the binaries.
+KEDA_TOOLS := $(BIN)/keda-operator $(BIN)/keda-adapter
 HELM_VERSION := v3.22.0
 # helm reports its version and renders for the Kubernetes its client-go
 # speaks (1.37), as its own release build does.
@@ -56,7 +60,7 @@ help: ## List the targets.
 ## only when missing or when its pins changed.
 
 .PHONY: tools
-tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(K8S_OLDEST_BINS) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
+tools: $(DEV_TOOLS) $(CONTROL_PLANE) $(K8S_OLDEST_BINS) $(SIM_TOOLS) $(QUEUE_TOOLS) $(KEDA_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Build every tool into bin/.
 
 .PHONY: control-plane
 control-plane: $(CONTROL_PLANE)
@@ -105,6 +109,19 @@ $(BIN)/kueue: hack/tools/kueue/go.mod hack/tools/kueue/go.sum
 		cp $$src/config/components/crd/bases/*.yaml $(BIN)/kueue-manifests/crd/ && \
 		cp $$src/config/components/webhook/manifests.yaml $(BIN)/kueue-manifests/webhooks.yaml
 	chmod -R u+w $(BIN)/kueue-manifests
+
+# KEDA reports its version as its own release build sets it. One build per
+# binary, for its name; the second reuses what the first compiled.
+$(KEDA_TOOLS) &: hack/tools/keda/go.mod hack/tools/keda/go.sum
+	@echo ">> building keda-operator and keda-adapter $(KEDA_VERSION) from source (about 7 minutes the first time)"
+	cd hack/tools/keda && for cmd in operator adapter; do go build -trimpath \
+		-ldflags "-s -w -X github.com/kedacore/keda/v2/version.Version=$(KEDA_VERSION)" \
+		-o $(BIN)/keda-$$cmd github.com/kedacore/keda/v2/cmd/$$cmd; done
+	rm -rf $(BIN)/keda-manifests && mkdir -p $(BIN)/keda-manifests/crd
+	cd hack/tools/keda && src=$$(go list -m -f '{{.Dir}}' github.com/kedacore/keda/v2) && \
+		cp $$src/config/crd/bases/*.yaml $(BIN)/keda-manifests/crd/
+	chmod -R u+w $(BIN)/keda-manifests
+	@touch $(KEDA_TOOLS)
 
 $(OBS_TOOLS) &: hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 	@echo ">> building prometheus and promtool $(PROM_VERSION) from source"
@@ -226,6 +243,9 @@ test: unit integration integration-oldest e2e ## Every test (builds the missing 
 
 .PHONY: queue-tools
 queue-tools: $(QUEUE_TOOLS) ## Build Kueue, which the suites and `backfill dev --kueue` run.
+
+.PHONY: keda-tools
+keda-tools: $(KEDA_TOOLS) ## Build KEDA's operator and metrics apiserver, which the keda suite runs.
 
 .PHONY: dev-tools
 dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) ## Build what `backfill dev` runs.
