@@ -31,9 +31,9 @@ func (p *Process) Stop() error {
 func (p *Process) PID() int { return p.proc.PID() }
 
 // StartControllerManager runs kube-controller-manager against the
-// apiserver with the given controllers (e.g. garbage-collector-controller),
-// logging into dir.
-func (a *APIServer) StartControllerManager(dir string, controllers string) (*Process, error) {
+// apiserver with the given controllers (e.g. garbage-collector-controller)
+// and flags added to its own ("--name=value"), logging into dir.
+func (a *APIServer) StartControllerManager(dir string, controllers string, flags ...string) (*Process, error) {
 	if err := requireBinaries("kube-controller-manager"); err != nil {
 		return nil, err
 	}
@@ -45,16 +45,17 @@ func (a *APIServer) StartControllerManager(dir string, controllers string) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	return startProcess("kube-controller-manager", dir,
-		"--kubeconfig="+path,
-		"--authentication-kubeconfig="+path,
-		"--authorization-kubeconfig="+path,
+	args := []string{
+		"--kubeconfig=" + path,
+		"--authentication-kubeconfig=" + path,
+		"--authorization-kubeconfig=" + path,
 		"--authentication-skip-lookup=true",
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
+		"--secure-port=" + strconv.Itoa(port),
 		"--leader-elect=false",
-		"--controllers="+controllers,
-	)
+		"--controllers=" + controllers,
+	}
+	return startProcess("kube-controller-manager", dir, append(args, flags...)...)
 }
 
 // AdminKubeconfig writes dir/name.kubeconfig for a new user of that name in

@@ -67,10 +67,10 @@ func (s *Suite) Close(code int) int {
 }
 
 // StartControllerManager runs kube-controller-manager against the
-// apiserver with controllers, logging into the suite's logs, stopped when
-// the suite closes.
-func (s *Suite) StartControllerManager(a *APIServer, controllers string) error {
-	kcm, err := a.StartControllerManager(s.Logs, controllers)
+// apiserver with controllers and flags added to its own, logging into the
+// suite's logs, stopped when the suite closes.
+func (s *Suite) StartControllerManager(a *APIServer, controllers string, flags ...string) error {
+	kcm, err := a.StartControllerManager(s.Logs, controllers, flags...)
 	if err != nil {
 		return err
 	}
