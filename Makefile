@@ -225,7 +225,7 @@ unit: ## Unit tests only: fast, no binaries needed.
 	go test ./...
 
 .PHONY: integration
-integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
+integration: $(CONTROL_PLANE) $(SIM_TOOLS) $(QUEUE_TOOLS) $(KEDA_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(CHART_TOOLS) ## Suites against a real kube-apiserver and etcd.
 	go test -tags integration -count=1 ./test/integration/... ./internal/devcluster/ ./test/bench/
 
 # The suites whose contract is the Kubernetes API itself: the CRD's
