@@ -199,8 +199,8 @@ func waitFiguresAgree(t *testing.T, c client.Client, prom promv1.API) figures {
 		annotated := near(got.usedOnline, want.usedOnline, annotatedTolerance) && near(got.usedOffline, want.usedOffline, annotatedTolerance)
 		return exact && annotated, seen, nil
 	})
-	if want.gpusFree != 4-2*2 {
-		t.Errorf("API: %d GPUs free, want 0 of 4 with two Workers of 2", want.gpusFree)
+	if want.gpusFree != 6-2*2-1 {
+		t.Errorf("API: %d GPUs free, want 1 of 6 with two Workers of 2 and an online pod of 1", want.gpusFree)
 	}
 	return want.figures
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/devcluster/gpusim"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/observability/dashboards"
 	"github.com/backfill-dev/backfill/internal/observability/expr"
@@ -41,7 +42,11 @@ const (
 
 // obsCluster is one CPU node and one GPU node, small enough for a quick
 // start, big enough for every panel to have a row of each kind.
-var obsCluster = []string{"--cpu-nodes=1", "--gpu-nodes=1", "--gpus-per-node=4", "--node-cpu=8", "--node-memory=32Gi"}
+var obsCluster = []string{"--cpu-nodes=1", "--gpu-nodes=1", "--gpus-per-node=6", "--node-cpu=8", "--node-memory=32Gi"}
+
+// obsInferGPUUtil is the simulated utilisation of the online inference
+// pod's GPU: idle, for the idle online GPUs row.
+const obsInferGPUUtil = "3"
 
 func TestObservabilityDashboards(t *testing.T) {
 	dc := startCluster(t, obsCluster...)
@@ -50,7 +55,7 @@ func TestObservabilityDashboards(t *testing.T) {
 	createNamespace(t, c, obsOnlineNS)
 	createObsWorkload(t, c)
 	waitFor(t, time.Minute, "both GPU Workers running", podsRunning(c, obsTrainingNS, obsJob, 2))
-	waitFor(t, time.Minute, "the online pods running", onlinePodsRunning(c, 4))
+	waitFor(t, time.Minute, "the online pods running", onlinePodsRunning(c, 5))
 
 	prom := prometheusAPI(t, dc.state.Prometheus)
 	values := map[string]string{
@@ -68,12 +73,46 @@ func TestObservabilityDashboards(t *testing.T) {
 		checkPanelsHaveData(t, prom, file, data, values)
 	}
 
+	checkIdleOnlineGPUs(t, prom)
+
 	want := waitFiguresAgree(t, c, prom)
 	checkTop(t, prom, dc.state.Prometheus, want)
 }
 
-// createObsWorkload is a TFJob of two Workers with 2 GPUs each, and online
-// pods of every QoS class, each with a simulated CPU and memory use.
+// checkIdleOnlineGPUs wants the idle online GPUs table to hold the
+// inference Deployment's one GPU, named by its owner, and nothing of the
+// training pods' GPUs or of the free ones, whose pod label is gpusim's.
+func checkIdleOnlineGPUs(t *testing.T, prom promv1.API) {
+	t.Helper()
+	want := map[string]string{
+		"GPUs held":                    fmt.Sprint(map[string]float64{obsOnlineNS + "/infer": 1}),
+		"GPUs idle (6h average < 10%)": fmt.Sprint(map[string]float64{obsOnlineNS + "/infer": 1}),
+		"GPU utilisation (6h average)": fmt.Sprint(map[string]float64{obsOnlineNS + "/infer": 3}),
+	}
+	for _, col := range dashboards.OnlineGPUIdleColumns() {
+		w, ok := want[col.Name]
+		if !ok {
+			continue
+		}
+		var got string
+		waitFor(t, time.Minute, "the idle online GPUs column "+col.Name, func(ctx context.Context) (bool, string, error) {
+			v, _, _, err := prom.Query(ctx, col.Expr, time.Now())
+			if err != nil {
+				return false, col.Expr, err
+			}
+			cells := map[string]float64{}
+			for _, s := range v.(model.Vector) {
+				cells[string(s.Metric["workload"])] = float64(s.Value)
+			}
+			got = fmt.Sprint(cells)
+			return got == w, fmt.Sprintf("%s, want %s", got, w), nil
+		})
+	}
+}
+
+// createObsWorkload is a TFJob of two Workers with 2 GPUs each, online
+// pods of every QoS class, each with a simulated CPU and memory use, and
+// an online inference pod holding a GPU at obsInferGPUUtil.
 func createObsWorkload(t *testing.T, c client.Client) {
 	t.Helper()
 	job := makeTFJob(obsTrainingNS, obsJob).Workers(2).CPU("2").GPUs(2).SimDuration("10m").Obj()
@@ -87,6 +126,13 @@ func createObsWorkload(t *testing.T, c client.Client) {
 	guaranteed.Spec.Containers[0].Resources.Limits = guaranteed.Spec.Containers[0].Resources.Requests
 	create(t, c, guaranteed)
 	create(t, c, onlinePod("batch-probe", nil)) // BestEffort
+	// Online inference holding a GPU it leaves idle.
+	infer := makeOnline(obsOnlineNS, "infer", 1, "500m")
+	infer.Spec.Template.Annotations[gpusim.UtilAnnotation] = obsInferGPUUtil
+	gpu := corev1.ResourceList{gpusim.ResourceGPU: resource.MustParse("1")}
+	infer.Spec.Template.Spec.Containers[0].Resources.Requests[gpusim.ResourceGPU] = gpu[gpusim.ResourceGPU]
+	infer.Spec.Template.Spec.Containers[0].Resources.Limits = gpu
+	create(t, c, infer)
 }
 
 func onlinePod(name string, requests corev1.ResourceList) *corev1.Pod {
