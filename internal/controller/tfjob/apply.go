@@ -39,20 +39,24 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 	}
 
 	var created []string
-	g, gctx := errgroup.WithContext(ctx)
+	// No write cancels its siblings when it fails: a ResourceQuota charges
+	// an object in admission, and a create cancelled after that stores
+	// nothing but keeps the charge until the quota controller recounts,
+	// minutes later, refusing the job's pods meanwhile.
+	var g errgroup.Group
 	g.SetLimit(writeConcurrency)
 	for _, pod := range p.releasePods {
 		pend.released.Insert(pod.UID)
-		g.Go(func() error { return r.releasePod(gctx, pod, p.retirePods[pod.UID]) })
+		g.Go(func() error { return r.releasePod(ctx, pod, p.retirePods[pod.UID]) })
 	}
 	for _, n := range p.notices {
 		pend.noticed.Insert(n.pod.UID)
-		g.Go(func() error { return r.notify(gctx, n) })
+		g.Go(func() error { return r.notify(ctx, n) })
 	}
 	for _, id := range p.createServices {
 		svc := serviceFor(job, id.rtype, id.index)
 		pend.created.Insert(serviceKey(svc.Name))
-		g.Go(func() error { return r.create(ctx, svc) }) // not cancelled by a sibling: see the pods below
+		g.Go(func() error { return r.create(ctx, svc) })
 	}
 	if p.createPodGroup {
 		// Before its pods: the scheduler holds them until it exists.
@@ -71,10 +75,6 @@ func (r *Reconciler) apply(ctx context.Context, job *kubeflowv1.TFJob, p *plan) 
 		}
 		pend.created.Insert(podKey(pod.Name))
 		created = append(created, pod.Name)
-		// Not cancelled when a sibling fails: a ResourceQuota charges an
-		// object in admission, and a create cancelled after that stores
-		// nothing but keeps the charge until the quota controller
-		// recounts, minutes later, refusing the job's pods meanwhile.
 		g.Go(func() error { return r.create(ctx, pod) })
 	}
 	err = g.Wait()
