@@ -222,3 +222,30 @@ func TestLendableHoldsHeadroomWithARise(t *testing.T) {
 		t.Errorf("an hour before: %d until %s, want 12 until 06:30", got.GPUs, got.Until)
 	}
 }
+
+// A loan told to return holds its GPUs until its deadline: a rise before
+// that deadline stops another loan, as Lendable counts it too.
+func TestReturnsCountAToldLoanUntilItsDeadline(t *testing.T) {
+	now := at(4, 0)
+	steps := []Step{{At: at(0, 0), Value: 4}, {At: at(6, 0), Value: 8}, {At: at(8, 0), Value: 16}}
+	loans := []Loan{
+		{Job: "t/a", GPUs: 4, Started: at(0, 0), Deadline: at(8, 0), CheckpointTime: 5 * time.Minute},
+		{Job: "t/b", GPUs: 4, Started: at(0, 0), CheckpointTime: 5 * time.Minute},
+		{Job: "t/c", GPUs: 4, Started: at(0, 0), CheckpointTime: 5 * time.Minute},
+	}
+	p := pool(now, steps, loans...)
+	if got := Lendable(now, p, noLead()); got.GPUs != 0 {
+		t.Errorf("Lendable = %d, want 0 (16 - 4 online - 12 lent)", got.GPUs)
+	}
+	// 06:00 needs 8 + 12 - 16 = 4 back: t/b (as cheap as t/c, named
+	// first); 08:00 the rest. Notices: 5 min x 150% + 1 min = 8.5 min.
+	got := Returns(now, p, noLead())
+	want := []Return{
+		{Job: "t/b", GPUs: 4, Notice: at(6, 0).Add(-8*time.Minute - 30*time.Second), Deadline: at(6, 0)},
+		{Job: "t/a", GPUs: 4, Notice: at(8, 0).Add(-8*time.Minute - 30*time.Second), Deadline: at(8, 0)},
+		{Job: "t/c", GPUs: 4, Notice: at(8, 0).Add(-8*time.Minute - 30*time.Second), Deadline: at(8, 0)},
+	}
+	if diff := cmp.Diff(want, got, sameTime, ignoreNextLoan); diff != "" {
+		t.Errorf("returns (-want +got):\n%s", diff)
+	}
+}

@@ -11,8 +11,8 @@ import (
 // loans (choose says which). The loans stopped for one step are told
 // together, at the earliest of their notices (deadline minus checkpoint
 // time, with margin and slack), so that a choice once told is whole. A loan
-// already told keeps its deadline and counts as returned: it is not
-// stopped twice. When online already needs more than the loans leave (an
+// already told keeps its deadline and holds its GPUs until then, as
+// Lendable counts it; it is not stopped twice. When online already needs more than the loans leave (an
 // unplanned spike), the deadline is now: the scheduler's preemption takes
 // the GPUs, and the return is late.
 func Returns(now time.Time, p Pool, s Settings) []Return {
@@ -20,7 +20,8 @@ func Returns(now time.Time, p Pool, s Settings) []Return {
 	pl.loans = append([]Loan(nil), p.Loans...)
 	notice := map[int]time.Time{}
 	for _, t := range pl.times() {
-		over := pl.need.At(t) + pl.keeping() - pl.capacity
+		// A loan chosen at t gets Deadline t: held(t) no longer counts it.
+		over := pl.need.At(t) + pl.held(t) - pl.capacity
 		if over <= 0 {
 			continue
 		}
@@ -56,18 +57,6 @@ func Returns(now time.Time, p Pool, s Settings) []Return {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
 	return out
-}
-
-// keeping is the GPUs of loans not told to return: a loan told to is on
-// its way out and is not stopped twice.
-func (pl plan) keeping() int {
-	total := 0
-	for _, l := range pl.loans {
-		if l.Deadline.IsZero() {
-			total += l.GPUs
-		}
-	}
-	return total
 }
 
 // choose picks loans not yet returning whose GPUs cover over at t, by the
