@@ -12,9 +12,9 @@ import (
 // together, at the earliest of their notices (deadline minus checkpoint
 // time, with margin and slack), so that a choice once told is whole. A loan
 // already told keeps its deadline and holds its GPUs until then, as
-// Lendable counts it; it is not stopped twice. When online already needs more than the loans leave (an
-// unplanned spike), the deadline is now: the scheduler's preemption takes
-// the GPUs, and the return is late.
+// Lendable counts it; it is not stopped twice. When online already needs
+// more than the loans leave (an unplanned spike), the deadline is now: the
+// scheduler's preemption takes the GPUs, and the return is late.
 func Returns(now time.Time, p Pool, s Settings) []Return {
 	pl := newPlan(now, p, s)
 	pl.loans = append([]Loan(nil), p.Loans...)
