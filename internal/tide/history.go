@@ -156,8 +156,24 @@ func (h *History) Replicas(t time.Time) int32 {
 // changes.
 func (h *History) Steps(from, to time.Time) []Step {
 	steps := []Step{{At: from, Value: int(h.Replicas(from))}}
-	for t := from.Truncate(h.slot).Add(h.slot); t.Before(to); t = t.Add(h.slot) {
+	for t := h.nextSlot(from); t.Before(to); t = h.nextSlot(t) {
 		steps = append(steps, Step{At: t, Value: int(h.Replicas(t))})
 	}
 	return merged(steps)
+}
+
+// nextSlot is the first start of a slot after t by the wall clock in the
+// history's zone, as the profile's slots are (with an hour's slot in a zone
+// half an hour off UTC, 07:00 local, not 07:30), or the zone's next change
+// of offset before that: where the clocks change, the wall clock may jump
+// into another slot.
+func (h *History) nextSlot(t time.Time) time.Time {
+	local := t.In(h.loc)
+	hh, mm, ss := local.Clock()
+	since := time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute + time.Duration(ss)*time.Second + time.Duration(local.Nanosecond())
+	next := t.Add(h.slot - since%h.slot)
+	if _, change := local.ZoneBounds(); change.After(t) && change.Before(next) {
+		next = change
+	}
+	return next
 }

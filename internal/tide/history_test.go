@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // daily is samples every 5 minutes over days days before now: replicas
@@ -85,5 +87,57 @@ func TestHistoryFollowsTheWallClockAcrossDaylightSaving(t *testing.T) {
 	steps := h.Steps(now, now.Add(24*time.Hour))
 	if len(steps) != 3 || !steps[1].At.Equal(time.Date(2026, 10, 26, 6, 0, 0, 0, time.UTC)) || steps[1].Value != 6 {
 		t.Errorf("steps %v, want a rise to 6 at 06:00 UTC (07:00 CET)", steps)
+	}
+}
+
+// Slots are the wall clock's: with an hour's slot in a zone half an hour
+// off UTC, the 07:00 rise is at 07:00 local, not at the next UTC hour.
+func TestHistoryStepsOnLocalSlots(t *testing.T) {
+	loc, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, loc)
+	s := DefaultHistorySettings()
+	s.Slot, s.Window, s.MarginPercent = time.Hour, 0, 0
+	h, err := NewHistory(daily(loc, now, 7, 1, 6, nil), now, loc, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 12, 7, 0, 10, 0, 0, loc)
+	want := []Step{{At: from, Value: 1}, {At: time.Date(2026, 12, 7, 7, 0, 0, 0, loc), Value: 6}, {At: time.Date(2026, 12, 7, 22, 0, 0, 0, loc), Value: 1}}
+	if diff := cmp.Diff(want, h.Steps(from, from.Add(24*time.Hour)), sameTime); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+}
+
+// Steps change exactly where the profile does, minute by minute, across
+// the clocks going forward and back, in zones whole, half and three
+// quarters of an hour off UTC (St. John's goes back over a 90-minute
+// slot's start: the wall clock re-enters the slot before).
+func TestHistoryStepsMatchTheProfileAcrossClockChanges(t *testing.T) {
+	for _, zone := range []string{"Europe/Berlin", "America/St_Johns", "Asia/Kathmandu", "Australia/Lord_Howe"} {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, slot := range []time.Duration{5 * time.Minute, time.Hour, 90 * time.Minute} {
+			h := &History{loc: loc, slot: slot, profile: make([]int32, 24*time.Hour/slot)}
+			for i := range h.profile {
+				h.profile[i] = int32(i) // every slot differs
+			}
+			for _, from := range []time.Time{time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 28, 0, 0, 0, 0, time.UTC),
+				time.Date(2026, 4, 4, 0, 0, 0, 0, time.UTC), time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC),
+				time.Date(2026, 10, 24, 0, 7, 0, 0, time.UTC), time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)} {
+				to := from.Add(72 * time.Hour)
+				want := []Step{{At: from, Value: int(h.Replicas(from))}}
+				for at := from.Add(time.Minute); at.Before(to); at = at.Add(time.Minute) {
+					want = append(want, Step{At: at, Value: int(h.Replicas(at))})
+				}
+				if diff := cmp.Diff(merged(want), h.Steps(from, to), sameTime); diff != "" {
+					t.Errorf("%s, %s slots from %s (-want +got):\n%s", zone, slot, from, diff)
+				}
+			}
+		}
 	}
 }
