@@ -80,15 +80,31 @@ func (cfg *config) validate(start string) error {
 		}
 		cfg.seeds = append(cfg.seeds, seed)
 	}
+	need := gpusPerPod * (peakReplicas() + 4)
 	switch {
-	case cfg.gpus < gpusPerPod*(int(inference[2].DesiredReplicas)+4):
-		return fmt.Errorf("-gpus %d: the schedule's peak and its spikes need %d", cfg.gpus, gpusPerPod*(int(inference[2].DesiredReplicas)+4))
+	case cfg.gpus < need:
+		return fmt.Errorf("-gpus %d: the schedule's peak and its spikes need %d", cfg.gpus, need)
 	case cfg.days < 1:
 		return errors.New("-days: simulate 1 day or more")
 	case cfg.step <= 0 || cfg.step%time.Second != 0 || cfg.evaluate < cfg.step || cfg.reactivePeriod < cfg.step:
 		return fmt.Errorf("-step %s: whole seconds, no longer than -evaluate %s and -reactive-period %s", cfg.step, cfg.evaluate, cfg.reactivePeriod)
+	case cfg.evaluate%cfg.step != 0 || cfg.reactivePeriod%cfg.step != 0:
+		return fmt.Errorf("-evaluate %s, -reactive-period %s: each a whole number of -step %s, e.g. %s", cfg.evaluate, cfg.reactivePeriod, cfg.step, 3*cfg.step)
 	case cfg.horizon < 2*time.Hour:
 		return fmt.Errorf("-horizon %s: look ahead 2h or more, e.g. 26h", cfg.horizon)
+	case cfg.early < 0 || cfg.late < 0:
+		return fmt.Errorf("-early %s, -late %s: how far scale-ups and scale-downs move, neither negative, e.g. 30m and 10m", cfg.early, cfg.late)
+	case cfg.spikesPerDay < 0 || cfg.jobsPerDay < 0 || cfg.backlog < 0:
+		return fmt.Errorf("-spikes-per-day %g, -jobs-per-day %g, -backlog %d: none may be negative", cfg.spikesPerDay, cfg.jobsPerDay, cfg.backlog)
+	case cfg.grace < 0:
+		return fmt.Errorf("-grace-period %s is negative: give a training pod's grace period, e.g. 30s", cfg.grace)
+	}
+	closest, err := closestChanges(cfg.start, cfg.days)
+	if err != nil {
+		return err
+	}
+	if cfg.early+cfg.late >= closest {
+		return fmt.Errorf("-early %s + -late %s: the schedule's closest changes are %s apart, and one moved early could pass one moved late; keep the sum under %s", cfg.early, cfg.late, closest, closest)
 	}
 	return cfg.tide.Validate()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/tide"
@@ -71,11 +72,23 @@ func newWorld(cfg config, seed uint64) (*world, error) {
 	return w, nil
 }
 
-// noisySchedule is the schedule as the autoscaler follows it: every rise
-// up to early before its time, every fall up to late after it.
+// noisySchedule is the schedule as the autoscaler follows it, per step.
 func (w *world) noisySchedule(rng *rand.Rand, early, late time.Duration) []int {
-	end := w.start.Add(time.Duration(w.steps) * w.step)
-	steps := w.schedule.Steps(w.start, end)
+	out := make([]int, w.steps)
+	demand := tide.Demand{Steps: w.noisySteps(rng, early, late)}
+	for i := range out {
+		out[i] = demand.At(w.at(i))
+	}
+	return out
+}
+
+// noisySteps are the schedule's changes as the autoscaler makes them:
+// every rise up to early before its time, every fall up to late after it,
+// in order of time (Demand.At searches them by time). -early and -late
+// are kept below the schedule's closest changes (config.validate), so that
+// no change passes another.
+func (w *world) noisySteps(rng *rand.Rand, early, late time.Duration) []tide.Step {
+	steps := w.schedule.Steps(w.start, w.end())
 	moved := make([]tide.Step, len(steps))
 	for i, s := range steps {
 		moved[i] = s
@@ -83,16 +96,39 @@ func (w *world) noisySchedule(rng *rand.Rand, early, late time.Duration) []int {
 		case i == 0:
 		case s.Value > steps[i-1].Value:
 			moved[i].At = s.At.Add(-time.Duration(rng.Float64() * float64(early)))
+			if moved[i].At.Before(w.start) { // risen already at the start
+				moved[i].At = w.start
+			}
 		default:
 			moved[i].At = s.At.Add(time.Duration(rng.Float64() * float64(late)))
 		}
 	}
-	out := make([]int, w.steps)
-	demand := tide.Demand{Steps: moved}
-	for i := range out {
-		out[i] = demand.At(w.at(i))
+	sort.SliceStable(moved, func(i, j int) bool { return moved[i].At.Before(moved[j].At) })
+	return moved
+}
+
+// closestChanges is the shortest time between two changes of the
+// schedule over days from start.
+func closestChanges(start time.Time, days int) (time.Duration, error) {
+	schedule, err := tide.NewCronSchedule(inference, inferenceFloor)
+	if err != nil {
+		return 0, fmt.Errorf("the bench's inference schedule: %w", err)
 	}
-	return out
+	steps := schedule.Steps(start, start.Add(time.Duration(days)*24*time.Hour))
+	closest := time.Duration(math.MaxInt64)
+	for i := 2; i < len(steps); i++ { // steps[0] is the start, not a change
+		closest = min(closest, steps[i].At.Sub(steps[i-1].At))
+	}
+	return closest, nil
+}
+
+// peakReplicas is the highest replicas the schedule asks.
+func peakReplicas() int {
+	peak := inferenceFloor
+	for _, tr := range inference {
+		peak = max(peak, int(tr.DesiredReplicas))
+	}
+	return peak
 }
 
 // spikes are unplanned rises: Poisson arrivals, 1-4 extra pods for 15-90
@@ -137,6 +173,9 @@ func (w *world) arrivals(rng *rand.Rand, perDay float64, backlog int) []jobSpec 
 	}
 	return out
 }
+
+// end is the end of the simulation.
+func (w *world) end() time.Time { return w.at(w.steps) }
 
 // at is step i's time.
 func (w *world) at(i int) time.Time { return w.start.Add(time.Duration(i) * w.step) }
