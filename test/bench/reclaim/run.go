@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/backfill-dev/backfill/test/bench/internal/outdir"
 )
 
 // outcome is every variant's summary on one profile and seed.
@@ -23,7 +25,7 @@ func run(cfg config) error {
 		return err
 	}
 	began := time.Now()
-	dir, err := outputDir(cfg.out)
+	dir, err := outdir.Make(cfg.out, "bench-reclaim-")
 	if err != nil {
 		return err
 	}
@@ -58,22 +60,6 @@ func run(cfg config) error {
 	fmt.Printf("wall time: %.0f s on %d CPUs, %d workers (%d variants x %d profiles x %d seeds)\n",
 		time.Since(began).Seconds(), runtime.NumCPU(), cfg.workers, len(vs), len(cfg.profiles), len(cfg.seeds))
 	return nil
-}
-
-// outputDir is dir, made if missing; a new temporary directory when dir
-// is empty, so that a run never writes into the repository unasked.
-func outputDir(dir string) (string, error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "bench-reclaim-")
-		if err != nil {
-			return "", fmt.Errorf("making a temporary directory for the output (set -out): %w", err)
-		}
-		return d, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("-out=%s: %w", dir, err)
-	}
-	return dir, nil
 }
 
 // runSweep runs every variant on every profile and seed, a world at a

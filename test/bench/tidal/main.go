@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/backfill-dev/backfill/internal/tide"
+	"github.com/backfill-dev/backfill/test/bench/internal/outdir"
 )
 
 // config holds the flags.
@@ -112,7 +113,7 @@ func (cfg *config) validate(start string) error {
 // run simulates every policy on every seed, prints the table and writes
 // the files.
 func run(cfg config) error {
-	dir, err := outputDir(cfg.out)
+	dir, err := outdir.Make(cfg.out, "bench-tidal-")
 	if err != nil {
 		return err
 	}
@@ -150,20 +151,4 @@ func simulate(cfg config) (map[policy][]summary, error) {
 		}
 	}
 	return rows, nil
-}
-
-// outputDir is dir, made if missing; a new temporary directory when dir
-// is empty, so that a run never writes into the repository unasked.
-func outputDir(dir string) (string, error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "bench-tidal-")
-		if err != nil {
-			return "", fmt.Errorf("making a temporary directory for the output (set -out): %w", err)
-		}
-		return d, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("-out=%s: %w", dir, err)
-	}
-	return dir, nil
 }
