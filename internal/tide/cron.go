@@ -23,7 +23,11 @@ type CronTrigger struct {
 }
 
 // maxEventsPerSpec bounds the events one cron expression contributes to a
-// horizon, so that "* * * * *" over a week stays cheap.
+// horizon, so that "* * * * *" over a week stays cheap. It is a cap, not an
+// error: an every-minute expression reaches it after almost 14 days, an
+// every-5-minutes one after 69, far beyond a forecast's horizon of a day or
+// two; a horizon past it misses that expression's later starts or ends
+// (Steps).
 const maxEventsPerSpec = 20000
 
 // CronSchedule is a workload's replicas as KEDA's cron scaler makes them:
@@ -119,7 +123,8 @@ func (s *CronSchedule) Replicas(t time.Time) int32 {
 }
 
 // Steps returns the replicas over [from, to): a step at from and one at
-// every start or end that changes them.
+// every start or end that changes them, of each expression the first
+// maxEventsPerSpec only.
 func (s *CronSchedule) Steps(from, to time.Time) []Step {
 	times := []time.Time{from}
 	for _, c := range s.triggers {

@@ -59,7 +59,9 @@ type Request struct {
 // Admission is whether a job may start on lent GPUs.
 type Admission struct {
 	OK bool
-	// Until is when its loan would end; Notice when it would be told.
+	// Until is when its loan would end, or the end of the forecast when
+	// it lasts beyond (then at least that long); Notice when it would be
+	// told, were the loan to end at Until.
 	Until, Notice time.Time
 	// Reason says why not, or what the loan is.
 	Reason string
@@ -224,6 +226,9 @@ func Admit(now time.Time, p Pool, s Settings, r Request) Admission {
 	if until.Sub(now) < work+lead {
 		return Admission{Until: until, Notice: notice, Reason: fmt.Sprintf("loan until %s lasts %s, short of %s of work to a checkpoint and %s to write it",
 			until.Format(time.RFC3339), until.Sub(now).Round(time.Second), work, lead)}
+	}
+	if until.Equal(pl.end) {
+		return Admission{OK: true, Until: until, Notice: notice, Reason: fmt.Sprintf("%d GPUs lent beyond the forecast (until at least %s)", r.GPUs, until.Format(time.RFC3339))}
 	}
 	return Admission{OK: true, Until: until, Notice: notice, Reason: fmt.Sprintf("%d GPUs lent until %s, notice at %s", r.GPUs, until.Format(time.RFC3339), notice.Format(time.RFC3339))}
 }

@@ -26,7 +26,9 @@ func TestLendableUntilTheNeedRises(t *testing.T) {
 	p := pool(now, []Step{{At: at(0, 0), Value: 4}, {At: at(7, 0), Value: 10}, {At: at(8, 0), Value: 16}},
 		Loan{Job: "a/old", GPUs: 2, Started: at(0, 0)})
 	got := Lendable(now, p, DefaultSettings())
-	// 16 - 4 online - 2 lent = 10, until the need reaches 16 - 2 - 10 + 1 = 5 at 07:00 less the 30-minute lead.
+	// 16 - 4 online - 2 lent = 10 free. They stay free while the need is
+	// at most 16 - 2 lent - 10 = 4: it rises to 10 at 07:00, taken 30
+	// minutes early (the lead), so until 06:30.
 	if got.GPUs != 10 || !got.Until.Equal(at(6, 30)) {
 		t.Errorf("Lendable = %d until %s, want 10 until 06:30", got.GPUs, got.Until)
 	}
@@ -66,6 +68,29 @@ func TestAdmitOnlyLoansThatReachACheckpoint(t *testing.T) {
 	}
 	if got := Admit(at(5, 0), p, s, Request{GPUs: 20}); !strings.Contains(got.Reason, "asks 20 GPUs, 12 free") {
 		t.Errorf("reason %q does not say how many are free", got.Reason)
+	}
+}
+
+// A loan that outlasts the forecast ends, as far as is known, beyond it:
+// the reason does not give the forecast's end as its end.
+func TestAdmitBeyondTheForecast(t *testing.T) {
+	now := at(5, 0)
+	p := pool(now, []Step{{At: at(0, 0), Value: 4}})
+	got := Admit(now, p, noLead(), Request{GPUs: 4, CheckpointTime: time.Minute})
+	if !got.OK || !got.Until.Equal(p.Demand.To) || !strings.Contains(got.Reason, "beyond the forecast (until at least") {
+		t.Errorf("Admit = %v until %s (%s), want a loan beyond the forecast, until at least %s", got.OK, got.Until, got.Reason, p.Demand.To)
+	}
+}
+
+func TestSettingsRefuseHeadroomOverThePool(t *testing.T) {
+	s := DefaultSettings()
+	s.RiseHeadroomPercent = 101
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "at most 100%") {
+		t.Errorf("headroom 101%%: error %v, want one saying at most 100%%", err)
+	}
+	s.RiseHeadroomPercent = 100
+	if err := s.Validate(); err != nil {
+		t.Errorf("headroom 100%%: %v", err)
 	}
 }
 

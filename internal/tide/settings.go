@@ -32,9 +32,8 @@ type Settings struct {
 }
 
 // DefaultSettings are a 30-minute lead, 10% of the pool held back with a
-// rise, 10 minutes of checkpoint until
-// measured, a 50% margin and a minute of slack on notices, and loans of at
-// least 15 minutes.
+// rise, 10 minutes of checkpoint until measured, a 50% margin and a minute
+// of slack on notices, and loans of at least 15 minutes.
 func DefaultSettings() Settings {
 	return Settings{
 		Lead:                    30 * time.Minute,
@@ -53,6 +52,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("lead %s is negative: give how early GPUs come back before the forecast, e.g. 30m", s.Lead)
 	case s.DefaultCheckpointTime <= 0:
 		return fmt.Errorf("default checkpoint time %s: must be positive, e.g. 10m", s.DefaultCheckpointTime)
+	case s.RiseHeadroomPercent > 100:
+		return fmt.Errorf("rise headroom %d%%: a share of the pool's GPUs, at most 100%%, e.g. 10", s.RiseHeadroomPercent)
 	case s.CheckpointMarginPercent < 0 || s.CheckpointSlack < 0 || s.MinLoan < 0 || s.RiseHeadroomPercent < 0:
 		return fmt.Errorf("checkpoint margin %d%%, slack %s, minimum loan %s, rise headroom %d%%: none may be negative",
 			s.CheckpointMarginPercent, s.CheckpointSlack, s.MinLoan, s.RiseHeadroomPercent)
