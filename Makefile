@@ -263,7 +263,7 @@ e2e: dev-tools $(QUEUE_TOOLS) $(CHART_TOOLS) ## Suites against the whole local c
 BENCH_FLAGS ?=
 
 .PHONY: bench
-bench: $(CONTROL_PLANE) $(SIM_TOOLS) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory", "-scale" or "-reclaim-scale" for the other runs).
+bench: $(CONTROL_PLANE) $(SIM_TOOLS) build ## Time the manager on 200 TFJobs against a local apiserver (BENCH_FLAGS="-memory", "-scale", "-catch-up" or "-reclaim-scale" for the other runs).
 	go run ./test/bench $(BENCH_FLAGS)
 
 .PHONY: pod-shape

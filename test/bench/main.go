@@ -34,6 +34,8 @@ type config struct {
 	reclaimDuration     time.Duration // of the reclaim-scale run
 	seed                int64         // of the reclaim-scale run's online pods and usage
 	scale               bool
+	catchUp             bool
+	profileDir          string // of the catch-up and scale runs' CPU profiles
 	sizes               string
 	steadyRate          float64
 	history             int
@@ -56,6 +58,8 @@ func main() {
 	flag.DurationVar(&cfg.reclaimDuration, "reclaim-duration", 10*time.Minute, "How long the reclaim-scale run follows the manager after its first reclaim sync; at the default growth of 10 %/min the ramp to the first targets alone takes about 6 minutes")
 	flag.Int64Var(&cfg.seed, "seed", 1, "Seed of the reclaim-scale run's online pods and usage")
 	flag.BoolVar(&cfg.scale, "scale", false, "Run the scale benchmark (catch-up, baseline and steady submission for each of -sizes, then memory and reclaimed capacity with the largest size running on -nodes kwok nodes, then with -history finished jobs) instead of the speed run")
+	flag.BoolVar(&cfg.catchUp, "catch-up", false, "Run the catch-up benchmark (-jobs TFJobs exist, then a fresh manager starts: its CPU per 1,000 objects and per reconcile, and a CPU profile of it) instead of the speed run")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "Directory for the CPU profiles of the catch-up and scale runs' managers (read them with `go tool pprof`); empty: a new temporary directory, which is kept")
 	flag.StringVar(&cfg.sizes, "sizes", "200,2000", "TFJob counts of the scale run, smallest first")
 	flag.Float64Var(&cfg.steadyRate, "steady-rate", 20, "TFJobs submitted per second in the scale run's steady submission")
 	flag.StringVar(&cfg.managerMemoryLimit, "manager-memory-limit", "", "Memory limit of the container the scale run's measured managers stand in, e.g. 250Mi: they get the soft limit the manager derives from it (GOMEMLIMIT, 90%); empty for none")
@@ -111,6 +115,12 @@ func runTo(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}()
 
+	if cfg.catchUp || cfg.scale {
+		if cfg.profileDir, err = profileDir(cfg.profileDir); err != nil {
+			return err
+		}
+	}
+
 	machine := describeMachine(cfg.backfill)
 	fmt.Printf("starting etcd and kube-apiserver from %s\n", framework.BinDir())
 	c, err := startCluster(dir)
@@ -131,6 +141,15 @@ func runTo(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 		machine.loadEnd = loadAverage()
 		printScaleReport(out, machine, res)
+		return res.err()
+	}
+	if cfg.catchUp {
+		res, err := runCatchUp(ctx, c, cfg)
+		if err != nil {
+			return err
+		}
+		machine.loadEnd = loadAverage()
+		printCatchUpReport(out, machine, res)
 		return res.err()
 	}
 	if cfg.reclaimScale {
@@ -163,4 +182,16 @@ func runTo(ctx context.Context, cfg config, out io.Writer) (err error) {
 // extraManagerFlags splits -manager-flags.
 func extraManagerFlags(s string) []string {
 	return strings.Fields(s)
+}
+
+// profileDir is -profile-dir, made if missing, or a new temporary
+// directory: either way outside the harness's own, which it removes.
+func profileDir(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "backfill-bench-profiles-")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("-profile-dir=%q: %w", dir, err)
+	}
+	return filepath.Abs(dir)
 }

@@ -72,6 +72,21 @@ type timedRun struct {
 	peakRSS    int64
 	status     statusCount
 	objects    objectCount
+	profile    *cpuProfile // of the manager's CPU, if asked for
+}
+
+// cpuPerThousand is the manager's CPU seconds per 1,000 pods and
+// services it created.
+func (r timedRun) cpuPerThousand() float64 {
+	return r.run.cpu / float64(r.objects.pods+r.objects.services) * 1000
+}
+
+// cpuPerReconcile is the manager's CPU milliseconds per TFJob reconcile.
+func (r timedRun) cpuPerReconcile() float64 {
+	if r.run.reconciles == 0 {
+		return 0
+	}
+	return r.run.cpu / r.run.reconciles * 1000
 }
 
 // memoryPoint is a fresh manager's memory once it caught up.
@@ -182,7 +197,7 @@ func runSize(ctx context.Context, c *cluster, cfg config, flags []string, n int,
 		return res, err
 	}
 	var err error
-	if res.catchUp, err = timeManager(ctx, c, cfg, flags, catchUp, n, nil); err != nil {
+	if res.catchUp, err = timeManager(ctx, c, cfg, flags, catchUp, n, nil, fmt.Sprintf("catch-up-%d", n)); err != nil {
 		return res, err
 	}
 	fmt.Printf("size %d: catch-up %s; baseline: a plain client creates the same %d objects\n", n, secs(res.catchUp.allObjects), 2*n*replicasPerJob)
@@ -194,7 +209,7 @@ func runSize(ctx context.Context, c *cluster, cfg config, flags []string, n int,
 		return submitSteadily(ctx, c, steady, names, cfg.steadyRate)
 	}
 	fmt.Printf("size %d: baseline %s; submitting %d TFJobs at %.0f a second\n", n, secs(res.baseline.elapsed), n, cfg.steadyRate)
-	if res.steady, err = timeManager(ctx, c, cfg, flags, steady, n, submit); err != nil {
+	if res.steady, err = timeManager(ctx, c, cfg, flags, steady, n, submit, ""); err != nil {
 		return res, err
 	}
 	fmt.Printf("size %d: steady %s; finishing its jobs\n", n, secs(res.steady.allObjects))
@@ -209,7 +224,9 @@ func runSize(ctx context.Context, c *cluster, cfg config, flags []string, n int,
 // service of n jobs in namespace exists and it has gone quiet. submit, if
 // set, submits the jobs once the manager runs (steady); otherwise the
 // jobs exist already (catch-up) and the clock starts with the manager.
-func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, namespace string, n int, submit func(context.Context) (time.Duration, error)) (timedRun, error) {
+// A profile name asks for a CPU profile of the manager from its start
+// until it is quiet, in cfg.profileDir.
+func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, namespace string, n int, submit func(context.Context) (time.Duration, error), profile string) (timedRun, error) {
 	var res timedRun
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -229,12 +246,25 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 	if err != nil {
 		return res, err
 	}
+	var pprofAddr string
+	if profile != "" {
+		port, err := framework.FreePort()
+		if err != nil {
+			return res, err
+		}
+		pprofAddr = "127.0.0.1:" + strconv.Itoa(port)
+		flags = slices.Concat(flags, []string{"--pprof-bind-address=" + pprofAddr})
+	}
 	start := time.Now()
 	m, err := startManager(ctx, c, cfg.backfill, "manager-"+namespace, flags)
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
+	var profiler *cpuProfiler
+	if profile != "" {
+		profiler = startCPUProfile(ctx, pprofAddr, cfg.profileDir, profile)
+	}
 	if submit != nil {
 		start = time.Now()
 		if res.submitted, err = submit(ctx); err != nil {
@@ -258,6 +288,11 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 		return res, err
 	}
 	res.run, res.peakRSS = before.until(after), after.usage.peakRSS
+	if profiler != nil {
+		if res.profile, err = profiler.finish(); err != nil {
+			return res, err
+		}
+	}
 	added, changes, lrtOnly, other, err := status.snapshot()
 	if err != nil {
 		return res, err

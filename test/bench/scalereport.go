@@ -96,6 +96,9 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 	cols("  kube-apiserver / etcd CPU", func(s sizeResult) string {
 		return fmt.Sprintf("%.1f s / %.1f s", s.catchUp.run.plane["kube-apiserver"], s.catchUp.run.plane["etcd"])
 	})
+	cols("  manager CPU per 1,000 objects / per reconcile", func(s sizeResult) string {
+		return fmt.Sprintf("%.2f s / %.1f ms (%.0f reconciles)", s.catchUp.cpuPerThousand(), s.catchUp.cpuPerReconcile(), s.catchUp.run.reconciles)
+	})
 	cols("steady: jobs submitted one by one", func(s sizeResult) string { return fmt.Sprintf("%.0f a second", s.rate) })
 	cols("  last submission / every object exists", func(s sizeResult) string {
 		return fmt.Sprintf("%s / %s", secs(s.steady.submitted), secs(s.steady.allObjects))
@@ -138,5 +141,8 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 	flush()
 	if r.reclaim != nil {
 		printReclaimSection(out, r.reclaim)
+	}
+	for _, s := range r.sizes {
+		printCPUProfile(out, fmt.Sprintf("catch-up of %d TFJobs", s.jobs), s.catchUp.profile)
 	}
 }

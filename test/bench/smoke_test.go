@@ -5,6 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +31,7 @@ func TestScaleSmoke(t *testing.T) {
 		nodes: 10, reclaimDuration: 40 * time.Second, seed: 1,
 		concurrency: 16, baselineConcurrency: 16, timeout: 15 * time.Minute,
 		backfill: binary, managerFlags: "--reclaim-interval=5s --reclaim-growth-per-minute=1000",
+		profileDir: dir,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
@@ -36,5 +40,45 @@ func TestScaleSmoke(t *testing.T) {
 	t.Log(report.String())
 	if err != nil {
 		t.Fatal(err)
+	}
+	checkProfiled(t, report.String(), filepath.Join(dir, "catch-up-5.pb.gz"), "manager CPU per 1,000 objects / per reconcile")
+}
+
+// TestCatchUpSmoke runs the catch-up benchmark on a few jobs: the
+// manager's CPU per object and per reconcile are reported and its CPU
+// profile is kept where -profile-dir says.
+func TestCatchUpSmoke(t *testing.T) {
+	dir := t.TempDir()
+	binary, err := framework.BuildBackfill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config{
+		catchUp: true, jobs: 5, concurrency: 16, baselineConcurrency: 16,
+		timeout: 5 * time.Minute, backfill: binary, profileDir: filepath.Join(dir, "profiles"),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	var report bytes.Buffer
+	err = runTo(ctx, cfg, &report)
+	t.Log(report.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.pb.gz"), "manager CPU per TFJob reconcile")
+}
+
+// checkProfiled checks that a report has row and names a CPU profile at
+// path, which exists and is not empty.
+func checkProfiled(t *testing.T, report, path, row string) {
+	t.Helper()
+	if !strings.Contains(report, row) {
+		t.Errorf("the report has no row %q", row)
+	}
+	if !strings.Contains(report, path) {
+		t.Errorf("the report does not name the CPU profile %s", path)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("the CPU profile %s is missing or empty: %v", path, err)
 	}
 }

@@ -24,6 +24,7 @@ type window struct {
 	harness    requestCounts // of which the harness's own requests
 	client     map[string]float64
 	cpu        float64            // the manager's CPU seconds
+	reconciles float64            // the manager's TFJob reconciles
 	plane      map[string]float64 // CPU seconds of kube-apiserver and etcd
 	harnessCPU float64            // the harness's own CPU seconds
 	machineCPU float64            // CPU seconds the whole machine was busy
@@ -38,6 +39,7 @@ func (w window) others() requestCounts { return w.apiserver.minus(w.harness) }
 type mark struct {
 	apiserver, harness requestCounts
 	client             map[string]float64
+	reconciles         float64
 	usage              usage
 	plane              map[string]float64
 	harnessCPU         float64
@@ -62,6 +64,7 @@ func takeMark(ctx context.Context, c *cluster, m *manager) (mark, error) {
 		return k, err
 	}
 	k.client = mm.clientRequests()
+	k.reconciles = mm.total("controller_runtime_reconcile_total", "controller=tfjob-controller")
 	k.usage, err = m.usage()
 	return k, err
 }
@@ -72,6 +75,7 @@ func (k mark) until(later mark) window {
 		harness:    later.harness.minus(k.harness),
 		client:     map[string]float64{},
 		cpu:        later.usage.cpuSeconds - k.usage.cpuSeconds,
+		reconciles: later.reconciles - k.reconciles,
 		plane:      map[string]float64{},
 		harnessCPU: later.harnessCPU - k.harnessCPU,
 		machineCPU: later.machineCPU - k.machineCPU,
