@@ -274,3 +274,21 @@ func TestReturnsCountAToldLoanUntilItsDeadline(t *testing.T) {
 		t.Errorf("returns (-want +got):\n%s", diff)
 	}
 }
+
+// Online pods that wait now (a spike) while a told loan is on its way
+// out stop no other loan at once: the scheduler's preemption serves them,
+// and the told loan frees its GPUs by its deadline.
+func TestReturnsStopNoSecondLoanForASpikeNow(t *testing.T) {
+	now := at(4, 0)
+	loans := []Loan{
+		{Job: "t/a", GPUs: 4, Started: at(0, 0), Deadline: at(4, 20), CheckpointTime: 5 * time.Minute},
+		{Job: "t/b", GPUs: 4, Started: at(0, 0), CheckpointTime: 5 * time.Minute},
+		{Job: "t/c", GPUs: 4, Started: at(0, 0), CheckpointTime: 5 * time.Minute},
+	}
+	p := pool(now, []Step{{At: at(0, 0), Value: 4}}, loans...)
+	p.OnlineInUse = 8 // 4 over the forecast, waiting for t/a's GPUs
+	got := Returns(now, p, noLead())
+	if len(got) != 1 || got[0].Job != "t/a" {
+		t.Errorf("returns %+v, want t/a alone", got)
+	}
+}

@@ -12,16 +12,16 @@ import (
 // together, at the earliest of their notices (deadline minus checkpoint
 // time, with margin and slack), so that a choice once told is whole. A loan
 // already told keeps its deadline and holds its GPUs until then, as
-// Lendable counts it; it is not stopped twice. When online already needs
-// more than the loans leave (an unplanned spike), the deadline is now: the
-// scheduler's preemption takes the GPUs, and the return is late.
+// Lendable counts it, so that a rise before that deadline stops another
+// loan; it is not stopped twice. When online already needs more than the
+// loans leave (an unplanned spike), the deadline is now: the scheduler's
+// preemption takes the GPUs, and the return is late.
 func Returns(now time.Time, p Pool, s Settings) []Return {
 	pl := newPlan(now, p, s)
 	pl.loans = append([]Loan(nil), p.Loans...)
 	notice := map[int]time.Time{}
 	for _, t := range pl.times() {
-		// A loan chosen at t gets Deadline t: held(t) no longer counts it.
-		over := pl.need.At(t) + pl.held(t) - pl.capacity
+		over := pl.need.At(t) + pl.holding(t) - pl.capacity
 		if over <= 0 {
 			continue
 		}
@@ -57,6 +57,25 @@ func Returns(now time.Time, p Pool, s Settings) []Return {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
 	return out
+}
+
+// holding is the GPUs loans hold at t that the need must leave room for.
+// After now, every loan until its deadline (held; a loan chosen at t gets
+// Deadline t and drops out). At now, a loan told to return, or stopping,
+// is on its way out and counts as returned: online pods that wait now (a
+// spike) are the scheduler's preemption's to serve, and stopping a second
+// loan at once for GPUs the first frees would only lose its work.
+func (pl plan) holding(t time.Time) int {
+	if t.After(pl.now) {
+		return pl.held(t)
+	}
+	total := 0
+	for _, l := range pl.loans {
+		if l.Deadline.IsZero() {
+			total += l.GPUs
+		}
+	}
+	return total
 }
 
 // choose picks loans not yet returning whose GPUs cover over at t, by the
