@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,10 +29,11 @@ import (
 // on, into a namespace that enforces the restricted Pod Security level,
 // creates every object of the release; the manager's pods are admitted
 // there and become ready; `helm upgrade` keeps the report endpoint's CA;
-// `helm uninstall` removes every object again. The local cluster's own
-// manager has already created the offline PriorityClass, as a manager run
-// before the chart would have, so the test hands it to Helm the way
-// docs/install.md says. The cluster has no Prometheus Operator: the
+// `helm uninstall` removes every object again. The local cluster has
+// already created the offline PriorityClass (its manager, as a manager run
+// before the chart would have) and the users' ClusterRoles (as config/
+// would have), so the test hands them to Helm the way docs/install.md
+// says. The cluster has no Prometheus Operator: the
 // ServiceMonitor and PrometheusRule go to the stand-in CRDs of the install
 // suite's testdata.
 func TestHelmInstall(t *testing.T) {
@@ -40,7 +43,10 @@ func TestHelmInstall(t *testing.T) {
 	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted",
 	}}})
-	adoptPriorityClass(t, c, "backfill-offline", release, ns)
+	adopt(t, c, &schedulingv1.PriorityClass{}, "backfill-offline", release, ns)
+	for _, role := range []string{"backfill-tfjob-edit", "backfill-tfjob-view", "backfill-cluster-view"} {
+		adopt(t, c, &rbacv1.ClusterRole{}, role, release, ns)
+	}
 	kubectl := exec.Command(filepath.Join(framework.BinDir(), "kubectl"), "--kubeconfig", dc.state.Kubeconfig, "apply", "--server-side",
 		"-f", filepath.Join(framework.RepoRoot(), "test", "integration", "install", "testdata", "monitoring-crds.yaml"))
 	if out, err := kubectl.CombinedOutput(); err != nil {
@@ -138,20 +144,20 @@ func TestHelmInstall(t *testing.T) {
 	})
 }
 
-// adoptPriorityClass gives an existing PriorityClass to a Helm release:
-// Helm installs over an object only when it carries the release's
-// ownership label and annotations.
-func adoptPriorityClass(t *testing.T, c client.Client, name, release, ns string) {
+// adopt gives an existing cluster-scoped object to a Helm release: Helm
+// installs over an object only when it carries the release's ownership
+// label and annotations.
+func adopt(t *testing.T, c client.Client, obj client.Object, name, release, ns string) {
 	t.Helper()
-	pc := &schedulingv1.PriorityClass{}
-	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, pc); err != nil {
-		t.Fatalf("The local cluster's PriorityClass %s: %v", name, err)
+	kind := fmt.Sprintf("%T", obj)
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, obj); err != nil {
+		t.Fatalf("The local cluster's %s %s: %v", kind, name, err)
 	}
-	patch := client.MergeFrom(pc.DeepCopy())
-	pc.Labels = withEntries(pc.Labels, map[string]string{"app.kubernetes.io/managed-by": "Helm"})
-	pc.Annotations = withEntries(pc.Annotations, map[string]string{"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": ns})
-	if err := c.Patch(context.Background(), pc, patch); err != nil {
-		t.Fatalf("Handing PriorityClass %s to Helm: %v", name, err)
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	obj.SetLabels(withEntries(obj.GetLabels(), map[string]string{"app.kubernetes.io/managed-by": "Helm"}))
+	obj.SetAnnotations(withEntries(obj.GetAnnotations(), map[string]string{"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": ns}))
+	if err := c.Patch(context.Background(), obj, patch); err != nil {
+		t.Fatalf("Handing %s %s to Helm: %v", kind, name, err)
 	}
 }
 
