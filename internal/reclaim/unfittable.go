@@ -30,8 +30,13 @@ func ceiling(nodes []Node, s Settings) Resources {
 // warnUnfittable tells the TFJob of every unscheduled pod that asks for
 // more reclaimed capacity than any node could ever offer: it would wait
 // forever (more than most, the ceiling of every node). Each pod is told
-// once.
+// once. With no node known (most zero) nothing can be said, as the
+// TFJob's CapacityPending condition holds too: no pod is read and no job
+// told.
 func (c *Controller) warnUnfittable(ctx context.Context, most Resources) error {
+	if most.IsZero() {
+		return nil
+	}
 	var pods corev1.PodList
 	// Read only, so not copied.
 	if err := c.client.List(ctx, &pods, client.MatchingLabels{kubeflowv1.OperatorNameLabel: kubeflowv1.OperatorName}, client.UnsafeDisableDeepCopy); err != nil {
