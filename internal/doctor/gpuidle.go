@@ -14,9 +14,10 @@ import (
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
 
-// GPUIdleWarnHours is how many hours of the last day (expr.
-// GPUIdleHoursWindow) one GPU of an online workload must have idled for
-// check gpu-idle-online to name the workload: a night, not a lull.
+// GPUIdleWarnHours is how many hours in all of the last day (expr.
+// GPUIdleHoursWindow) one GPU of an online workload must have sat idle
+// for check gpu-idle-online to name the workload: the total of its idle
+// readings, in one spell or many.
 const GPUIdleWarnHours = 4
 
 // IdleGPU is one GPU an online pod held idle (below
@@ -25,9 +26,19 @@ type IdleGPU struct {
 	// Workload is "namespace/owner" (expr.ByWorkload).
 	Workload string
 	Pod      string
-	GPU      string
-	// Hours is how long it idled in the window.
+	// GPU is the GPU's index on its node, UUID the GPU's own (both
+	// dcgm-exporter's labels).
+	GPU, UUID string
+	// Hours is how long the pod held it idle in the window, in all.
 	Hours float64
+}
+
+// key names the GPU itself: its UUID, or without one the pod's GPU.
+func (g IdleGPU) key() string {
+	if g.UUID != "" {
+		return g.UUID
+	}
+	return g.Workload + "/" + g.Pod + "/" + g.GPU
 }
 
 // IdleGPUsQuery is what check gpu-idle-online asks Prometheus: each GPU
@@ -54,7 +65,7 @@ func readIdleGPUs(ctx context.Context, hc *http.Client, base string) ([]IdleGPU,
 		if err != nil {
 			return nil, fmt.Errorf("decoding the idle hours of %v: %q is no number", r.Metric, s)
 		}
-		out = append(out, IdleGPU{Workload: r.Metric["workload"], Pod: r.Metric["pod"], GPU: r.Metric["gpu"], Hours: hours})
+		out = append(out, IdleGPU{Workload: r.Metric["workload"], Pod: r.Metric["pod"], GPU: r.Metric["gpu"], UUID: r.Metric["UUID"], Hours: hours})
 	}
 	return out, nil
 }
@@ -62,12 +73,19 @@ func readIdleGPUs(ctx context.Context, hc *http.Client, base string) ([]IdleGPU,
 // idleWorkload is what check gpu-idle-online says of one workload.
 type idleWorkload struct {
 	name string
-	// gpus are its GPUs idle for GPUIdleWarnHours or more; hours the
-	// GPU-hours all of its GPUs idled; longest the most one idled.
-	gpus    int
-	hours   float64
-	longest float64
-	pods    []string
+	// gpus are its GPUs (by UUID: one GPU its pods used in turn counts
+	// once) idle for GPUIdleWarnHours or more in all; hours the GPU-hours
+	// all of its GPUs idled; most the hours the most idle one sat idle.
+	gpus  int
+	hours float64
+	most  float64
+	pods  []string
+}
+
+// idleGPU is one GPU's idle hours in a workload, over the pods that held it.
+type idleGPU struct {
+	hours float64
+	pods  []string
 }
 
 // checkGPUIdleOnline names the online workloads whose pods held a GPU
@@ -98,20 +116,37 @@ func checkGPUIdleOnline(v *PrometheusView) []Result {
 			Fix:     honorLabelsHint + ". The query is " + IdleGPUsQuery()}}
 	}
 	byName := map[string]*idleWorkload{}
+	byGPU := map[string]map[string]*idleGPU{}
 	var total float64
 	for _, g := range v.IdleGPUs {
-		w := byName[g.Workload]
-		if w == nil {
-			w = &idleWorkload{name: g.Workload}
-			byName[g.Workload] = w
+		if byName[g.Workload] == nil {
+			byName[g.Workload] = &idleWorkload{name: g.Workload}
+			byGPU[g.Workload] = map[string]*idleGPU{}
 		}
 		total += g.Hours
-		w.hours += g.Hours
-		w.longest = max(w.longest, g.Hours)
-		if g.Hours >= GPUIdleWarnHours {
+		byName[g.Workload].hours += g.Hours
+		gpu := byGPU[g.Workload][g.key()]
+		if gpu == nil {
+			gpu = &idleGPU{}
+			byGPU[g.Workload][g.key()] = gpu
+		}
+		gpu.hours += g.Hours
+		if !slices.Contains(gpu.pods, g.Pod) {
+			gpu.pods = append(gpu.pods, g.Pod)
+		}
+	}
+	for name, gpus := range byGPU {
+		w := byName[name]
+		for _, gpu := range gpus {
+			w.most = max(w.most, gpu.hours)
+			if gpu.hours < GPUIdleWarnHours {
+				continue
+			}
 			w.gpus++
-			if !slices.Contains(w.pods, g.Pod) {
-				w.pods = append(w.pods, g.Pod)
+			for _, pod := range gpu.pods {
+				if !slices.Contains(w.pods, pod) {
+					w.pods = append(w.pods, pod)
+				}
 			}
 		}
 	}
@@ -124,7 +159,7 @@ func checkGPUIdleOnline(v *PrometheusView) []Result {
 	if len(idle) == 0 {
 		finding := fmt.Sprintf("no online pod held a GPU below %d%% utilisation for %dh or more of the last %s", expr.GPUIdleUtilPercent, GPUIdleWarnHours, expr.GPUIdleHoursWindow)
 		if total > 0 {
-			finding += fmt.Sprintf(" (%.1f GPU-hours idle in shorter spells, %d workload(s))", total, len(byName))
+			finding += fmt.Sprintf(" (%.1f GPU-hours idle, under %dh per GPU, %d workload(s))", total, GPUIdleWarnHours, len(byName))
 		}
 		return []Result{ok(CheckGPUIdleOnline, finding)}
 	}
@@ -135,8 +170,8 @@ func checkGPUIdleOnline(v *PrometheusView) []Result {
 	for _, w := range idle {
 		slices.Sort(w.pods)
 		out = append(out, Result{Check: CheckGPUIdleOnline, Status: StatusWarn, Object: "workload " + w.name,
-			Finding: fmt.Sprintf("online workload %s held %d GPU(s) below %d%% utilisation for %dh or more of the last %s: %.1f GPU-hours idle, the longest one GPU %.1fh (pods %s)",
-				w.name, w.gpus, expr.GPUIdleUtilPercent, GPUIdleWarnHours, expr.GPUIdleHoursWindow, w.hours, w.longest, listNames(w.pods)),
+			Finding: fmt.Sprintf("online workload %s held %d GPU(s) below %d%% utilisation for %dh or more of the last %s: %.1f GPU-hours idle; the most idle GPU sat idle %.1fh of the last %s in all (pods %s)",
+				w.name, w.gpus, expr.GPUIdleUtilPercent, GPUIdleWarnHours, expr.GPUIdleHoursWindow, w.hours, w.most, expr.GPUIdleHoursWindow, listNames(w.pods)),
 			Fix: "if its GPUs idle at night, scale it down then (a KEDA ScaledObject's cron trigger, or an HPA with a lower minReplicas at night) so that training can borrow them; " +
 				"the cockpit's row \"" + dashboards.GPUIdleRowTitle + "\" shows when they idle"})
 	}

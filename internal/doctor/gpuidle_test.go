@@ -52,7 +52,16 @@ func TestCheckGPUIdleOnline(t *testing.T) {
 		"only short spells": {
 			view: withDCGM([]IdleGPU{{Workload: "shop/web", Pod: "web-7d4b9c8f6-x2x45", GPU: "0", Hours: 3.9}, {Workload: "llm/infer", Pod: "infer-0", GPU: "1", Hours: 1}}),
 			want: []verdict{{CheckGPUIdleOnline, StatusOK, ""}},
-			says: []string{"(4.9 GPU-hours idle in shorter spells, 2 workload(s))"},
+			says: []string{"(4.9 GPU-hours idle, under 4h per GPU, 2 workload(s))"},
+		},
+		"one GPU two pods held idle in turn counts once, its hours summed": {
+			view: withDCGM([]IdleGPU{
+				{Workload: "shop/web", Pod: "web-7d4b9c8f6-x2x45", GPU: "0", UUID: "GPU-a", Hours: 3},
+				{Workload: "shop/web", Pod: "web-7d4b9c8f6-b2c4d", GPU: "0", UUID: "GPU-a", Hours: 2},
+				{Workload: "shop/web", Pod: "web-7d4b9c8f6-b2c4d", GPU: "1", UUID: "GPU-b", Hours: 1},
+			}),
+			want: []verdict{{CheckGPUIdleOnline, StatusWarn, "workload shop/web"}},
+			says: []string{"held 1 GPU(s) below 10% utilisation for 4h or more of the last 24h: 6.0 GPU-hours idle; the most idle GPU sat idle 5.0h of the last 24h in all (pods web-7d4b9c8f6-b2c4d, web-7d4b9c8f6-x2x45)"},
 		},
 		"two workloads idle at night, the most GPU-hours first": {
 			view: withDCGM([]IdleGPU{
@@ -64,8 +73,8 @@ func TestCheckGPUIdleOnline(t *testing.T) {
 			}),
 			want: []verdict{{CheckGPUIdleOnline, StatusWarn, "workload shop/web"}, {CheckGPUIdleOnline, StatusWarn, "workload llm/infer"}},
 			says: []string{
-				"online workload shop/web held 2 GPU(s) below 10% utilisation for 4h or more of the last 24h: 38.0 GPU-hours idle, the longest one GPU 24.0h (pods web-7d4b9c8f6-b2c4d, web-7d4b9c8f6-x2x45)",
-				"online workload llm/infer held 1 GPU(s) below 10% utilisation for 4h or more of the last 24h: 9.0 GPU-hours idle, the longest one GPU 9.0h (pods infer-0)",
+				"online workload shop/web held 2 GPU(s) below 10% utilisation for 4h or more of the last 24h: 38.0 GPU-hours idle; the most idle GPU sat idle 24.0h of the last 24h in all (pods web-7d4b9c8f6-b2c4d, web-7d4b9c8f6-x2x45)",
+				"online workload llm/infer held 1 GPU(s) below 10% utilisation for 4h or more of the last 24h: 9.0 GPU-hours idle; the most idle GPU sat idle 9.0h of the last 24h in all (pods infer-0)",
 			},
 		},
 	}
@@ -106,7 +115,7 @@ func TestReadIdleGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]IdleGPU{{Workload: "shop/web", Pod: "web-7d4b9c8f6-x2x45", GPU: "0", Hours: 23.5}}, got); diff != "" {
+	if diff := cmp.Diff([]IdleGPU{{Workload: "shop/web", Pod: "web-7d4b9c8f6-x2x45", GPU: "0", UUID: "GPU-0", Hours: 23.5}}, got); diff != "" {
 		t.Errorf("idle GPUs (-want +got):\n%s", diff)
 	}
 	answer = strings.Replace(answer, `"23.5"`, `"soon"`, 1)

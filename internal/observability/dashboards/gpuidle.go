@@ -47,7 +47,7 @@ func OnlineGPUIdleColumns() []Column {
 		{Name: fmt.Sprintf("GPU utilisation (%s average)", expr.GPUIdleAvgWindow), Unit: UnitPercent,
 			Expr: byWorkload("avg", expr.OnlineGPUAvgUtilByGPUOver(expr.GPUIdleAvgWindow))},
 		{Name: fmt.Sprintf("GPU-hours idle (%s)", expr.GPUIdleHoursWindow), Unit: UnitHours, Expr: byWorkload("sum", idleHours)},
-		{Name: fmt.Sprintf("Longest idle GPU (%s)", expr.GPUIdleHoursWindow), Unit: UnitHours, Expr: byWorkload("max", idleHours)},
+		{Name: fmt.Sprintf("Most idle GPU (%s)", expr.GPUIdleHoursWindow), Unit: UnitHours, Expr: byWorkload("max", idleHours)},
 	}
 }
 
@@ -74,7 +74,7 @@ func gpuIdleTablePanel(id uint32, pos dashboard.GridPos) *table.PanelBuilder {
 	return tablePanel(id, "GPUs held idle by online workloads",
 		gpuIdleDescription+
 			fmt.Sprintf("Per workload: the GPUs its pods hold now, those of them whose last %s averaged below %d%%, their average utilisation, ", expr.GPUIdleAvgWindow, expr.GPUIdleUtilPercent)+
-			fmt.Sprintf("and over the last %s the GPU-hours its pods held a GPU idle (pods since gone included) and the longest one GPU idled. ", expr.GPUIdleHoursWindow)+
+			fmt.Sprintf("and over the last %s the GPU-hours its pods held a GPU idle (pods since gone included) and the hours one GPU sat idle, the most of any (in all, not in one spell). ", expr.GPUIdleHoursWindow)+
 			"Hours of idle GPUs every night are what scaling the workload down at night (a KEDA cron trigger, the HPA's minimum) would lend to training; "+
 			"`backfill doctor` (check gpu-idle-online) names the workloads.",
 		pos, "workload", OnlineGPUIdleColumns())
