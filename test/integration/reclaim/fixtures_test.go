@@ -30,6 +30,8 @@ const (
 	offlineNS = "ml"
 	// onlinePerNode online pods of 4 CPU and 8Gi request each node whole.
 	onlinePerNode = 4
+	// nodeMilliCPU is each node's CPU, in millicores.
+	nodeMilliCPU = 16000
 )
 
 // createFixtures makes the nodes, each of 16 CPU and 64Gi, requested whole
@@ -43,7 +45,7 @@ func createFixtures() error {
 		}
 	}
 	for _, name := range nodeNames {
-		spec := simkwok.NodeSpec{Name: name, CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
+		spec := simkwok.NodeSpec{Name: name, CPU: *resource.NewMilliQuantity(nodeMilliCPU, resource.DecimalSI), Memory: resource.MustParse("64Gi")}
 		if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
 			return fmt.Errorf("creating node %s: %w", name, err)
 		}
@@ -194,7 +196,7 @@ const measureNoise = 50
 // ending, Prometheus restarting) may have set.
 func publishesIdleCPU(ctx context.Context, node string) (bool, string, error) {
 	e, published, err := explanation(ctx, node)
-	tolerance := int64(16000 * settings().MinChange / 100)
+	tolerance := int64(nodeMilliCPU * settings().MinChange / 100)
 	ok := e.State == reclaim.StateFresh && e.Online == nil &&
 		published >= idleCPU-measureNoise-tolerance && published <= idleCPU+tolerance
 	return ok, fmt.Sprintf("published %dm, want %dm to %dm: %+v", published, idleCPU-measureNoise-tolerance, idleCPU+tolerance, e), err
