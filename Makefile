@@ -112,11 +112,40 @@ $(BIN)/kueue: hack/tools/kueue/go.mod hack/tools/kueue/go.sum
 
 # KEDA reports its version as its own release build sets it. One build per
 # binary, for its name; the second reuses what the first compiled.
+#
+# The adapter serves its own Prometheus metrics on ":<--port>", every
+# interface, with no flag for the address (cmd/adapter/main.go, its only
+# file). It is built from a copy of that file, patched here to listen on
+# 127.0.0.1 and laid through go build -overlay into a directory of the
+# tools module (hack/tools/keda/adapter) that exists only in the overlay:
+# Go refuses overlays of files in the module cache. KEDA's packages still
+# come from the module cache. The build stops if the pattern no longer
+# matches exactly once (as after a KEDA upgrade).
+KEDA_BUILD := $(BIN)/.keda-build
+KEDA_ADAPTER_LISTEN := fmt.Sprintf(":%v", metricsAPIServerPort)
 $(KEDA_TOOLS) &: hack/tools/keda/go.mod hack/tools/keda/go.sum
-	@echo ">> building keda-operator and keda-adapter $(KEDA_VERSION) from source (about 7 minutes the first time)"
-	cd hack/tools/keda && for cmd in operator adapter; do go build -trimpath \
-		-ldflags "-s -w -X github.com/kedacore/keda/v2/version.Version=$(KEDA_VERSION)" \
-		-o $(BIN)/keda-$$cmd github.com/kedacore/keda/v2/cmd/$$cmd; done
+	@echo ">> building keda-operator and keda-adapter $(KEDA_VERSION) from source (the first time 7 minutes on an idle machine, 15 or more on a busy one)"
+	rm -rf $(KEDA_BUILD) && mkdir -p $(KEDA_BUILD)
+	set -e; cd hack/tools/keda; go mod download github.com/kedacore/keda/v2; \
+	main="$$(go list -m -f '{{.Dir}}' github.com/kedacore/keda/v2)/cmd/adapter/main.go"; \
+	n=$$(grep -cF '$(KEDA_ADAPTER_LISTEN)' "$$main" || true); \
+	if [ "$$n" != 1 ]; then \
+		echo "error: $$main holds the adapter's metrics listen address $$n times, not once:" >&2; \
+		echo '  $(KEDA_ADAPTER_LISTEN)' >&2; \
+		echo "  make KEDA_ADAPTER_LISTEN and the sed below in the Makefile match it, to bind 127.0.0.1" >&2; \
+		exit 1; \
+	fi; \
+	sed 's/fmt\.Sprintf(":%v", metricsAPIServerPort)/fmt.Sprintf("127.0.0.1:%v", metricsAPIServerPort)/' \
+		"$$main" > $(KEDA_BUILD)/adapter-main.go; \
+	grep -qF 'fmt.Sprintf("127.0.0.1:%v", metricsAPIServerPort)' $(KEDA_BUILD)/adapter-main.go || \
+		{ echo "error: the sed in the Makefile no longer patches $$main to bind 127.0.0.1" >&2; exit 1; }; \
+	test ! -e adapter || { echo "error: hack/tools/keda/adapter exists; the adapter's overlay needs the name" >&2; exit 1; }; \
+	printf '{"Replace":{"%s":"%s"}}\n' "$$PWD/adapter/main.go" $(KEDA_BUILD)/adapter-main.go > $(KEDA_BUILD)/overlay.json; \
+	ldflags="-s -w -X github.com/kedacore/keda/v2/version.Version=$(KEDA_VERSION)"; \
+	go build -trimpath -ldflags "$$ldflags" -o $(BIN)/keda-operator github.com/kedacore/keda/v2/cmd/operator; \
+	go build -trimpath -ldflags "$$ldflags" -overlay=$(KEDA_BUILD)/overlay.json \
+		-o $(BIN)/keda-adapter ./adapter
+	rm -rf $(KEDA_BUILD)
 	rm -rf $(BIN)/keda-manifests && mkdir -p $(BIN)/keda-manifests/crd
 	cd hack/tools/keda && src=$$(go list -m -f '{{.Dir}}' github.com/kedacore/keda/v2) && \
 		cp $$src/config/crd/bases/*.yaml $(BIN)/keda-manifests/crd/

@@ -4,23 +4,16 @@ import (
 	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
 	"github.com/backfill-dev/backfill/internal/devcluster/pki"
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
@@ -29,12 +22,11 @@ import (
 // readiness and the external metrics API becoming available.
 const kedaStart = 2 * time.Minute
 
-// KEDA's namespace, and the Service and APIService of its metrics
-// apiserver (keda-adapter), named as KEDA's own manifests name them.
+// KEDA's namespace, and the Service of its metrics apiserver
+// (keda-adapter), named as KEDA's own manifests name them.
 const (
 	KEDANamespace      = "keda"
 	kedaAdapterService = "keda-metrics-apiserver"
-	kedaAPIServiceName = "v1beta1.external.metrics.k8s.io"
 	kedaFieldManager   = "backfill-keda"
 )
 
@@ -106,7 +98,8 @@ func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 		return nil, err
 	}
 	s.OnStop("keda-operator", func() error { return operator.Stop(10 * time.Second) })
-	if err := waitHTTPOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort), operator.Done()); err != nil {
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)
+	if err := metricsserver.WaitOK(ctx, nil, readyz, "keda-operator", operator.Done(), kedaStart); err != nil {
 		return nil, fmt.Errorf("keda-operator not ready (log: %s): %w", operator.LogPath(), err)
 	}
 	adapter, err := process.Start(binaryPath("keda-adapter"), []string{
@@ -120,8 +113,10 @@ func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--metrics-service-address=" + grpcAddress,
-		// The adapter's own Prometheus metrics: it binds every
-		// interface on this port, and has no flag for the address.
+		// The adapter's own Prometheus metrics, on 127.0.0.1: KEDA's
+		// adapter binds every interface on this port, with no flag for
+		// the address; `make keda-tools` builds it patched to bind
+		// 127.0.0.1 (see the Makefile).
 		"--port=" + strconv.Itoa(adapterMetricsPort),
 		"--zap-log-level=info",
 	}, env, filepath.Join(s.Logs, "keda-adapter.log"))
@@ -129,7 +124,14 @@ func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 		return nil, err
 	}
 	s.OnStop("keda-adapter", func() error { return adapter.Stop(10 * time.Second) })
-	if err := registerKEDAAdapter(ctx, a, adapterPort, caBundle); err != nil {
+	// The external metrics API through an ExternalName Service
+	// "localhost", as for metrics-server's metrics API.
+	externalMetrics := metricsserver.APIService{
+		Group: "external.metrics.k8s.io", Version: "v1beta1",
+		Namespace: KEDANamespace, Service: kedaAdapterService,
+		Port: adapterPort, CABundle: caBundle, FieldManager: kedaFieldManager,
+	}
+	if err := metricsserver.RegisterAPIService(ctx, a.Env.Config, externalMetrics, kedaStart); err != nil {
 		return nil, fmt.Errorf("%w (logs: %s, %s)", err, adapter.LogPath(), operator.LogPath())
 	}
 	return &KEDA{Operator: operator, Adapter: adapter}, nil
@@ -161,101 +163,4 @@ func writeKEDACerts(dir string) ([]byte, error) {
 		return nil, err
 	}
 	return ca.CertPEM(), cert.WriteCert(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
-}
-
-// waitHTTPOK polls url until it answers 200, the process exits (done) or
-// ctx ends.
-func waitHTTPOK(ctx context.Context, url string, done <-chan struct{}) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	var last error
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("%s: status %s", url, resp.Status)
-		}
-		if ctx.Err() == nil {
-			last = err
-		}
-		select {
-		case <-done:
-			return errors.New("it exited while starting")
-		case <-ctx.Done():
-			return fmt.Errorf("no answer 200 from %s: %w", url, last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-var (
-	serviceGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
-)
-
-// registerKEDAAdapter makes the apiserver serve external.metrics.k8s.io
-// from the adapter on 127.0.0.1:port through an ExternalName Service
-// "localhost" (as metricsserver.Register does for metrics-server), and
-// waits until the apiserver reports the API available.
-func registerKEDAAdapter(ctx context.Context, a *APIServer, port int, caBundle []byte) error {
-	dyn, err := dynamic.NewForConfig(a.Env.Config)
-	if err != nil {
-		return err
-	}
-	apply := metav1.ApplyOptions{FieldManager: kedaFieldManager, Force: true}
-	service := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Service",
-		"metadata":   map[string]any{"name": kedaAdapterService, "namespace": KEDANamespace},
-		"spec":       map[string]any{"type": "ExternalName", "externalName": "localhost"},
-	}}
-	if _, err := dyn.Resource(serviceGVR).Namespace(KEDANamespace).Apply(ctx, kedaAdapterService, service, apply); err != nil {
-		return fmt.Errorf("applying Service %s/%s: %w", KEDANamespace, kedaAdapterService, err)
-	}
-	apiService := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiServiceGVR.GroupVersion().String(),
-		"kind":       "APIService",
-		"metadata":   map[string]any{"name": kedaAPIServiceName},
-		"spec": map[string]any{
-			"group":   "external.metrics.k8s.io",
-			"version": "v1beta1",
-			"service": map[string]any{
-				"namespace": KEDANamespace,
-				"name":      kedaAdapterService,
-				"port":      int64(port),
-			},
-			"caBundle":             base64.StdEncoding.EncodeToString(caBundle),
-			"groupPriorityMinimum": int64(100),
-			"versionPriority":      int64(100),
-		},
-	}}
-	if _, err := dyn.Resource(apiServiceGVR).Apply(ctx, kedaAPIServiceName, apiService, apply); err != nil {
-		return fmt.Errorf("applying APIService %s: %w", kedaAPIServiceName, err)
-	}
-	last := "not read yet"
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		obj, err := dyn.Resource(apiServiceGVR).Get(ctx, kedaAPIServiceName, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false, nil //nolint:nilerr // retried until the timeout
-		}
-		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-		for _, c := range conds {
-			if cond, _ := c.(map[string]any); cond["type"] == "Available" {
-				last = fmt.Sprintf("Available=%v %v: %v", cond["status"], cond["reason"], cond["message"])
-				return cond["status"] == "True", nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("APIService %s not available (last: %s): %w", kedaAPIServiceName, last, err)
-	}
-	return nil
 }

@@ -18,5 +18,8 @@
 //     k8s.io/apiserver/pkg/util/proxy), so an ExternalName "localhost"
 //     reaches metrics-server on 127.0.0.1.
 //
+// RegisterAPIService and WaitOK do the same for any aggregated API server
+// on loopback (the suites register KEDA's external metrics API with them).
+//
 // Args are metrics-server's flags; the caller runs it as a child process.
 package metricsserver

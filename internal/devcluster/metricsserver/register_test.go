@@ -1,21 +1,28 @@
 package metricsserver
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestAPIServicePointsAtTheExternalNameService(t *testing.T) {
-	obj := apiService(4443, []byte("CA"))
+	api := metricsAPI(4443, []byte("CA"))
+	if api.Name() != APIServiceName {
+		t.Errorf("APIService named %q, want %q", api.Name(), APIServiceName)
+	}
+	obj := apiService(api)
 	for path, want := range map[string]any{
 		"spec.group":             "metrics.k8s.io",
 		"spec.version":           "v1beta1",
 		"spec.service.name":      ServiceName,
 		"spec.service.namespace": Namespace,
 		"spec.service.port":      int64(4443),
+		"metadata.name":          APIServiceName,
 		"spec.caBundle":          base64.StdEncoding.EncodeToString([]byte("CA")),
 	} {
 		got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(path, ".")...)
@@ -26,12 +33,29 @@ func TestAPIServicePointsAtTheExternalNameService(t *testing.T) {
 	if insecure, found, _ := unstructured.NestedBool(obj.Object, "spec", "insecureSkipTLSVerify"); found || insecure {
 		t.Error("the APIService skips TLS verification")
 	}
-	svc := service()
+	svc := service(api)
 	if got, _, _ := unstructured.NestedString(svc.Object, "spec", "type"); got != "ExternalName" {
 		t.Errorf("Service type %q, want ExternalName", got)
 	}
 	if got, _, _ := unstructured.NestedString(svc.Object, "spec", "externalName"); got != "localhost" {
 		t.Errorf("externalName %q, want localhost", got)
+	}
+}
+
+func TestRegisterAPIServiceRefusesAnIncompleteAPIService(t *testing.T) {
+	complete := metricsAPI(4443, []byte("CA"))
+	for name, edit := range map[string]func(*APIService){
+		"no group":     func(s *APIService) { s.Group = "" },
+		"no service":   func(s *APIService) { s.Service = "" },
+		"no port":      func(s *APIService) { s.Port = 0 },
+		"no CA bundle": func(s *APIService) { s.CABundle = nil },
+	} {
+		s := complete
+		edit(&s)
+		// The checks come before any client is made: a nil config is not read.
+		if err := RegisterAPIService(context.Background(), nil, s, time.Second); err == nil {
+			t.Errorf("%s: registered", name)
+		}
 	}
 }
 

@@ -27,9 +27,18 @@ func WaitServing(ctx context.Context, address string, s Serving, done <-chan str
 		Timeout:   2 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
+	return WaitOK(ctx, client, "https://"+address+"/livez", "metrics-server", done, timeout)
+}
+
+// WaitOK polls url with client (http.DefaultClient's transport, 2 s per
+// request, when nil) until it answers 200, the server's process exits
+// (done closes) or timeout passes. name names the server in errors.
+func WaitOK(ctx context.Context, client *http.Client, url, name string, done <-chan struct{}, timeout time.Duration) error {
+	if client == nil {
+		client = &http.Client{Timeout: 2 * time.Second}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := "https://" + address + "/livez"
 	var last error
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -49,9 +58,12 @@ func WaitServing(ctx context.Context, address string, s Serving, done <-chan str
 		}
 		select {
 		case <-done:
-			return errors.New("metrics-server exited while starting")
+			return fmt.Errorf("%s exited while starting", name)
 		case <-ctx.Done():
-			return fmt.Errorf("metrics-server not serving %s within %v: %w", url, timeout, last)
+			if last == nil {
+				last = ctx.Err()
+			}
+			return fmt.Errorf("%s not serving %s within %v: %w", name, url, timeout, last)
 		case <-time.After(pollInterval):
 		}
 	}
