@@ -20,6 +20,7 @@ type catchUpResult struct {
 	jobs     int
 	args     []string
 	run      timedRun
+	events   map[string]int // the manager's events, by reason
 	baseline baselineResult
 }
 
@@ -36,6 +37,9 @@ func runCatchUp(ctx context.Context, c *cluster, cfg config) (*catchUpResult, er
 	res := &catchUpResult{jobs: cfg.jobs, args: extraManagerFlags(cfg.managerFlags)}
 	var err error
 	if res.run, err = timeManager(ctx, c, cfg, res.args, ns, cfg.jobs, nil, fmt.Sprintf("catch-up-%d", cfg.jobs)); err != nil {
+		return nil, err
+	}
+	if res.events, err = eventReasons(ctx, c, ns); err != nil {
 		return nil, err
 	}
 	fmt.Printf("catch-up: every object after %s; baseline: a plain client creates the same %d objects\n", secs(res.run.allObjects), res.run.objects.pods+res.run.objects.services)
@@ -76,6 +80,7 @@ func printCatchUpReport(out io.Writer, m machine, r *catchUpResult) {
 	row("kube-apiserver / etcd CPU", fmt.Sprintf("%.1f s / %.1f s", run.run.plane["kube-apiserver"], run.run.plane["etcd"]))
 	row("manager requests by method (its own count)", methods(run.run.client))
 	row("manager writes per job", fmt.Sprintf("%.1f", jobWrites(run.run)/float64(r.jobs)))
+	row("events in the namespace, by reason", reasons(r.events))
 	row("elapsed until quiet (3 s without a request)", secs(run.run.elapsed.Round(time.Millisecond)))
 	flush()
 	printCPUProfile(out, "from its start until quiet", run.profile)

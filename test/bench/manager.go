@@ -62,7 +62,7 @@ func startManagerWithEnv(ctx context.Context, c *cluster, binary, name string, e
 			return false, fmt.Errorf("the manager exited at start: %w; see %s", proc.Wait(), proc.LogPath())
 		default:
 		}
-		_, err := m.scrape(ctx)
+		_, err := m.scrape(ctx, "rest_client_requests_total")
 		return err == nil, nil
 	})
 	if err != nil {
@@ -124,9 +124,9 @@ func (m *manager) usage() (usage, error) {
 type managerMetrics map[string]map[string]float64
 
 // scrape reads the manager's /metrics: counters, gauges and untyped
-// series.
-func (m *manager) scrape(ctx context.Context) (managerMetrics, error) {
-	families, err := m.families(ctx)
+// series; only the metrics named, if any (see families).
+func (m *manager) scrape(ctx context.Context, names ...string) (managerMetrics, error) {
+	families, err := m.families(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (m *manager) settle(ctx context.Context, quiet time.Duration) (time.Time, e
 	var last float64
 	lastChange := time.Now()
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		mm, err := m.scrape(ctx)
+		mm, err := m.scrape(ctx, "rest_client_requests_total", "workqueue_depth", "controller_runtime_active_workers")
 		if err != nil {
 			return false, err
 		}

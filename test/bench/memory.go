@@ -108,7 +108,7 @@ func runMemory(ctx context.Context, c *cluster, cfg config) (*memoryResult, erro
 // catchUp waits until the manager has reconciled at least n times.
 func (m *manager) catchUp(ctx context.Context, n float64) error {
 	return wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		mm, err := m.scrape(ctx)
+		mm, err := m.scrape(ctx, "controller_runtime_reconcile_total")
 		if err != nil {
 			return false, err
 		}
