@@ -76,6 +76,9 @@ type Node struct {
 	// Batch is the reclaimed capacity the node publishes (its capacity of
 	// the batch resources).
 	Batch colocation.Resources
+	// GPUModel is the node's colocation.GPUModelLabel: its GPUs' model,
+	// which makes its GPU pool.
+	GPUModel string
 }
 
 // summarisePod returns the cache transform of the view's pods, which tells
@@ -167,6 +170,7 @@ func NodeSummary(node *corev1.Node) *Node {
 		Capacity:    amountsOf(node.Status.Capacity),
 		Allocatable: amountsOf(node.Status.Allocatable),
 		Batch:       colocation.BatchOf(node.Status.Capacity),
+		GPUModel:    intern.String(node.Labels[colocation.GPUModelLabel]),
 	}
 }
 

@@ -70,6 +70,11 @@ var every = []documented{
 	{NameOnlineP99, "gauge", []string{"namespace", "workload", "peers"}},
 	{NameReclaimOnlineHold, "gauge", []string{"node", "signal"}},
 	{NameReclaimOnlineActed, "counter", []string{"action"}},
+	{NameGPULoanLent, "gauge", []string{"pool"}},
+	{NameGPULoanNextReturn, "gauge", []string{"pool"}},
+	{NameGPULoanReturns, "counter", []string{"pool", "outcome"}},
+	{NameGPULoanMissedReturns, "counter", []string{"pool"}},
+	{NameGPULoanOnlineWait, "counter", []string{"pool"}},
 }
 
 // stateGauges name a TFJob, pod or node by design, one series per object
@@ -102,6 +107,9 @@ func TestLabelsBounded(t *testing.T) {
 		"action":         OnlineActions,
 		"namespace":      namespaces,
 		"job_namespace":  namespaces,
+		// GPU pools are the models of the cluster's GPUs: a handful.
+		"pool":    {"NVIDIA-A100-SXM4-80GB"},
+		"outcome": ReturnOutcomes,
 	}
 	leading := make(chan struct{})
 	close(leading)
@@ -143,6 +151,10 @@ func TestLabelsBounded(t *testing.T) {
 		Evicted("memory", EvictionRefused)
 		OnlineActed(OnlineGiveBack)
 		ReportedJobs(func() int { return len(jobs) })
+		GPULoanPool("NVIDIA-A100-SXM4-80GB", 8, testNow.Add(time.Hour))
+		GPULoanReturned("NVIDIA-A100-SXM4-80GB", ReturnLate)
+		GPULoanMissedReturn("NVIDIA-A100-SXM4-80GB")
+		GPULoanOnlineWaited("NVIDIA-A100-SXM4-80GB", time.Second)
 	})
 	ReportedJobs(nil)
 	phases := &phaseCollector{desc: jobPhases.desc}
