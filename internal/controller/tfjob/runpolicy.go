@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/colocation"
 )
 
 // suspended reports whether runPolicy.suspend is set.
@@ -101,11 +102,23 @@ func (p *plan) suspend(job *kubeflowv1.TFJob, obs observed, now time.Time, pol p
 	p.status.CountedPods = sets.List(counted)
 	p.deleteAllServices(obs)
 	p.status.StartTime = nil
+	reason, message := suspendedBecause(job)
 	if !hasCondition(&p.status, kubeflowv1.JobSuspended) {
-		setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionTrue, reasonSuspended, jobMessage(job, "is suspended"), metav1Time(now))
-		p.emit(corev1.EventTypeNormal, reasonSuspended, jobMessage(job, "is suspended"))
+		p.emit(corev1.EventTypeNormal, reason, message)
 	}
+	setCondition(&p.status, kubeflowv1.JobSuspended, corev1.ConditionTrue, reason, message, metav1Time(now))
 	p.countActive(job, obs)
+}
+
+// suspendedBecause is the reason and message of a suspended job's
+// condition: the manager's GPU loans say why they paused it and when it
+// may borrow again (colocation.GPULoanPausedAnnotation); any other
+// suspension is the user's or Kueue's.
+func suspendedBecause(job *kubeflowv1.TFJob) (reason, message string) {
+	if why, ok := job.Annotations[colocation.GPULoanPausedAnnotation]; ok && why != "" {
+		return colocation.ReasonGPUsReturnedToOnline, jobMessage(job, "is paused: it "+why)
+	}
+	return reasonSuspended, jobMessage(job, "is suspended")
 }
 
 // resume undoes suspend once runPolicy.suspend is unset: the Suspended
