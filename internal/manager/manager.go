@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -32,6 +33,7 @@ import (
 	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/controller/tfjob"
+	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
@@ -164,6 +166,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang 
 			return err
 		}
 	}
+	if opts.GPULoans {
+		if err := setupGPULoans(mgr, view, opts); err != nil {
+			return err
+		}
+	}
 	if tfjobOpts.Progress, tfjobOpts.Reports, err = setupReports(mgr, opts); err != nil {
 		return err
 	}
@@ -194,10 +201,10 @@ func tfjobOptions(opts Options, gang colocation.GangScheduler) tfjob.Options {
 }
 
 // clusterView is the slim view of every node and pod that the
-// co-location metrics and reclaimed capacity read, run by the leader; nil
-// when neither is on.
+// co-location metrics, reclaimed capacity and GPU loans read, run by the
+// leader; nil when none is on.
 func clusterView(mgr ctrl.Manager, opts Options) (*clusterview.View, error) {
-	if !opts.ColocationMetrics && !opts.Reclaim {
+	if !opts.ColocationMetrics && !opts.Reclaim && !opts.GPULoans {
 		return nil, nil
 	}
 	view, err := clusterview.New(mgr.GetConfig(), opts.OfflinePriorityClass)
@@ -231,6 +238,22 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*recl
 		c.ListenTo(signals)
 	}
 	return c, mgr.Add(c)
+}
+
+// setupGPULoans adds the GPU loan controller, on the leader. It reads
+// KEDA's ScaledObjects through the dynamic client, so that KEDA is no
+// dependency, and the workloads' history from --prometheus-url if set.
+func setupGPULoans(mgr ctrl.Manager, view *clusterview.View, opts Options) error {
+	dc, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("creating the GPU loans' dynamic client: %w", err)
+	}
+	c, err := gpuloan.NewController(mgr.GetClient(), mgr.GetAPIReader(), dc, view, opts.GPULoanSettings, opts.OfflinePriorityClass, opts.PrometheusURL,
+		mgr.GetEventRecorder(gpuloan.ControllerName), clock.RealClock{}, ctrl.Log)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(c)
 }
 
 // managerOptions turn the flags into controller-runtime's options. The cache

@@ -11,6 +11,7 @@ import (
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 	"github.com/backfill-dev/backfill/internal/report"
 )
@@ -45,6 +46,10 @@ type Options struct {
 	PrometheusURL        string
 	PrometheusRateWindow time.Duration
 	ReclaimSettings      reclaim.Settings
+	// GPULoans lends online work's idle GPUs to training (see
+	// internal/gpuloan).
+	GPULoans        bool
+	GPULoanSettings gpuloan.Settings
 	// Progress reports from training code (see internal/report): off
 	// unless ReportAddress is set.
 	ReportAddress      string
@@ -83,6 +88,8 @@ func DefaultOptions() Options {
 		UsageSource:           UsageSourceMetricsAPI,
 		PrometheusRateWindow:  2 * time.Minute,
 		ReclaimSettings:       reclaim.DefaultSettings(),
+		GPULoans:              true,
+		GPULoanSettings:       gpuloan.DefaultSettings(),
 		ReportReviewLimits:    report.DefaultReviewLimits(),
 	}
 }
@@ -111,7 +118,19 @@ func (o *Options) bindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ColocationMetrics, "colocation-metrics", o.ColocationMetrics, "Export the co-location state metrics (backfill_node_*, backfill_offline_pod_info): the leader then watches every pod and node of the cluster, keeping a small summary of each (name, tier, resources).")
 	fs.DurationVar(&o.GracePeriod, "termination-grace-period", o.GracePeriod, "terminationGracePeriodSeconds of training pods whose template sets none: the time to save a checkpoint after SIGTERM.")
 	o.bindReclaimFlags(fs)
+	o.bindGPULoanFlags(fs)
 	o.bindReportFlags(fs)
+}
+
+// bindGPULoanFlags binds the flags of GPU loans.
+func (o *Options) bindGPULoanFlags(fs *pflag.FlagSet) {
+	s := &o.GPULoanSettings
+	fs.BoolVar(&o.GPULoans, FlagGPULoans, o.GPULoans, "Lend the GPUs online work leaves idle (at night) to TFJobs and take them back before online work needs them: in each GPU pool (nodes of one nvidia.com/gpu.product) where an online Deployment or StatefulSet has a forecast (the backfill.dev/gpu-schedule annotation, a KEDA ScaledObject's cron triggers, or its replicas history in the Prometheus of --prometheus-url), a TFJob on its GPUs gets the stop notice GPUsReturnedToOnline a checkpoint's time before online work needs them, then pauses (runPolicy.suspend) and resumes when a loan is long enough. Pools with no forecast are left to priority preemption.")
+	fs.DurationVar(&s.Interval, gpuloan.FlagInterval, s.Interval, "Time between two decisions of the GPU loans.")
+	fs.DurationVar(&s.Tide.DefaultCheckpointTime, gpuloan.FlagCheckpointTime, s.Tide.DefaultCheckpointTime, "How long a TFJob's checkpoint takes until its own handshakes (a checkpoint reported after a notice) measure it: its notice comes this long, plus half again and a minute, before online work needs its GPUs.")
+	fs.DurationVar(&s.DefaultWarmUp, gpuloan.FlagWarmUp, s.DefaultWarmUp, "An online GPU workload's time from pod creation to Ready unless its backfill.dev/gpu-warm-up annotation states it: its GPUs are back this much before its schedule needs them.")
+	fs.DurationVar(&s.Tide.Lead, gpuloan.FlagLead, s.Tide.Lead, "How much earlier than the forecast GPUs come back to online work: autoscalers often scale up before their schedule.")
+	fs.DurationVar(&s.Tide.MinLoan, gpuloan.FlagMinLoan, s.Tide.MinLoan, "The shortest loan a paused TFJob resumes on, before its notice: less work than this between two returns is not worth a restart.")
 }
 
 // bindReportFlags binds the flags of the progress report endpoint.
@@ -192,6 +211,11 @@ func (o *Options) Validate() error {
 	}
 	if err := o.validateReports(); err != nil {
 		return err
+	}
+	if o.GPULoans {
+		if err := o.GPULoanSettings.Validate(); err != nil {
+			return err
+		}
 	}
 	if o.Reclaim {
 		return o.validateReclaim()

@@ -27,6 +27,7 @@ const (
 	FlagReportBindAddress         = "report-bind-address"
 	FlagReportCertDir             = "report-cert-dir"
 	FlagReportURL                 = "report-url"
+	FlagGPULoans                  = "gpu-loans"
 )
 
 // Flags renders the named flags of o as `backfill manager` parses them,

@@ -51,6 +51,12 @@ package manager
 // +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;patch
 //
+// GPU loans (--gpu-loans): the online GPU workloads and their KEDA
+// ScaledObjects are read (KEDA through the dynamic client, so it is no
+// dependency); a paused TFJob is suspended by a patch (above).
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list
+// +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list
+//
 // Progress reports (--report-bind-address): the token a training pod sends
 // is checked by a TokenReview; the pod itself needs no permission.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
