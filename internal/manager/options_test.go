@@ -40,6 +40,22 @@ func TestReportFlags(t *testing.T) {
 	runFlagCases(t, cases)
 }
 
+// TestGPULoanFlags: the GPU loan flags parse, and Validate names the one
+// that is wrong.
+func TestGPULoanFlags(t *testing.T) {
+	cases := map[string]flagCase{
+		"on by default":             {},
+		"off, bad settings ignored": {args: []string{"--gpu-loans=false", "--gpu-loan-interval=0s"}},
+		"tuned":                     {args: []string{"--gpu-loan-interval=10s", "--gpu-loan-checkpoint-time=5m", "--gpu-loan-warm-up=90s", "--gpu-loan-lead=0s", "--gpu-loan-min-loan=30m"}},
+		"no interval":               {args: []string{"--gpu-loan-interval=0s"}, wantErr: "--gpu-loan-interval=0s: must be at least 1s"},
+		"no checkpoint":             {args: []string{"--gpu-loan-checkpoint-time=0s"}, wantErr: "--gpu-loan-checkpoint-time=0s: must be positive"},
+		"negative warm-up":          {args: []string{"--gpu-loan-warm-up=-1m"}, wantErr: "--gpu-loan-warm-up=-1m0s: must not be negative"},
+		"negative lead":             {args: []string{"--gpu-loan-lead=-1m"}, wantErr: "--gpu-loan-lead=-1m0s: must not be negative"},
+		"negative loan":             {args: []string{"--gpu-loan-min-loan=-1m"}, wantErr: "--gpu-loan-min-loan=-1m0s: must not be negative"},
+	}
+	runFlagCases(t, cases)
+}
+
 // reportsOn are the flags that turn reports on.
 var reportsOn = []string{"--report-bind-address=:9443", "--report-cert-dir=/certs", "--report-url=https://r:9443"}
 
