@@ -225,7 +225,7 @@ func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, for
 	var errs []error
 	errs = append(errs, c.noticeDue(ctx, cl, name, returns, waiting > 0, now))
 	errs = append(errs, c.pauseDue(ctx, cl, name, tp, now))
-	errs = append(errs, c.resumeAdmitted(ctx, name, paused, tp, now))
+	errs = append(errs, c.resumeAdmitted(ctx, paused, tp, now))
 	return errors.Join(errs...)
 }
 
@@ -321,7 +321,7 @@ func (c *Controller) startingLoans(cl *cluster, name string) []tide.Loan {
 
 // resumeAdmitted resumes paused jobs, oldest return first, while a loan
 // is long enough for each; the others learn their next loan.
-func (c *Controller) resumeAdmitted(ctx context.Context, name string, paused []*kubeflowv1.TFJob, tp tide.Pool, now time.Time) error {
+func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TFJob, tp tide.Pool, now time.Time) error {
 	var errs []error
 	for _, job := range paused {
 		s, _, _ := ReadLoanState(job.Annotations)

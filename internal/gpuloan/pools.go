@@ -44,16 +44,6 @@ func poolsOf(nodes []*clusterview.Node) map[string]*pool {
 	return out
 }
 
-// poolOfNode is the pool a node belongs to, "" when it has no GPUs.
-func poolOfNode(pools map[string]*pool, node string) string {
-	for name, p := range pools {
-		if p.nodes[node] {
-			return name
-		}
-	}
-	return ""
-}
-
 // sortedPools are the pools' names in order.
 func sortedPools(pools map[string]*pool) []string {
 	names := make([]string, 0, len(pools))

@@ -28,7 +28,7 @@ type Settings struct {
 	HistoryRefresh time.Duration
 }
 
-// DefaultSettings: a decision every 30 s, 10 minutes of checkpoint until a
+// DefaultSettings are a decision every 30 s, 10 minutes of checkpoint until a
 // job's handshakes measure it, 3 minutes of warm-up, a forecast of 36
 // hours, a week of history read again every hour.
 func DefaultSettings() Settings {

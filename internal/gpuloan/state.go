@@ -15,13 +15,14 @@ const LoanAnnotation = "backfill.dev/gpu-loan"
 type Phase string
 
 const (
-	// PhaseReturning: the job's pods have their stop notice; its GPUs go
-	// back at Deadline, or as soon as it reports a checkpoint.
+	// PhaseReturning is a loan told to return: the job's pods have their
+	// stop notice; its GPUs go back at Deadline, or as soon as it reports
+	// a checkpoint.
 	PhaseReturning Phase = "Returning"
-	// PhasePaused: the job gave its GPUs back; the manager suspended it and
+	// PhasePaused is a loan returned: the manager suspended the job, and
 	// resumes it when a loan is long enough again.
 	PhasePaused Phase = "Paused"
-	// PhaseLent: the manager resumed the job on a new loan.
+	// PhaseLent is a loan begun again: the manager resumed the job.
 	PhaseLent Phase = "Lent"
 )
 

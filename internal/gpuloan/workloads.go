@@ -47,7 +47,7 @@ func onlineWorkloads(ctx context.Context, r client.Reader, offlineClass string) 
 	}
 	for i := range deployments.Items {
 		d := &deployments.Items[i]
-		if w, ok := workloadOf(kindDeployment, d.ObjectMeta.Namespace, d.Name, d.Annotations, d.Spec.Replicas, &d.Spec.Template, offlineClass); ok {
+		if w, ok := workloadOf(kindDeployment, d.Namespace, d.Name, d.Annotations, d.Spec.Replicas, &d.Spec.Template, offlineClass); ok {
 			out = append(out, w)
 		}
 	}
