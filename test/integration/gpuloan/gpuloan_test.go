@@ -4,7 +4,6 @@ package gpuloan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,44 +23,44 @@ import (
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/metrics"
+	"github.com/backfill-dev/backfill/internal/tide"
 )
 
-// A night's loan: the morning window of a KEDA ScaledObject opens within a
-// minute and needs every GPU of the pool; a TFJob holds them all. The job
-// is told a checkpoint's time before the window, pauses (not fails) at
-// the window's start, the morning's pods find their GPUs free, and the
-// job resumes once the window closes.
+// A night's loan: KEDA keeps the inference Deployment at 1 replica of 4
+// GPUs outside its window and scales it to 3 (the pool's 12 GPUs) inside;
+// the window opens within a minute or two, and a TFJob holds the 8 GPUs
+// left. The job is told a checkpoint's time before the window less the
+// Deployment's warm-up, pauses (not fails), the window's pods find their
+// GPUs free, and the job resumes once the window closes.
 func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 	ctx := context.Background()
-	// The window opens at the first whole minute at least 30 s away (the
+	// The window opens at the first whole minute at least 40 s away (the
 	// training pods start and run meanwhile) and lasts a minute.
-	start := time.Now().Add(30 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
+	start := time.Now().Add(40 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
 	end := start.Add(time.Minute)
-	const replicas = 2 // of 4 GPUs each: the whole pool
-	deploy := inference("infer", 0)
-	if err := apiServer.Client.Create(ctx, deploy); err != nil {
+	deadline := start.Add(-warmUp)
+	if err := apiServer.Client.Create(ctx, inference("infer", minReplicas)); err != nil {
 		t.Fatal(err)
 	}
-	if err := apiServer.Client.Create(ctx, scaledObject("infer", start, end, replicas)); err != nil {
+	if err := apiServer.Client.Create(ctx, scaledObject("infer", start, end)); err != nil {
 		t.Fatal(err)
 	}
-	job := training("train", 2)
-	if err := apiServer.Client.Create(ctx, job); err != nil {
+	if err := apiServer.Client.Create(ctx, training("train", 2)); err != nil {
 		t.Fatal(err)
 	}
-	within(t, "the training pods to run on the pool's 8 GPUs", time.Minute, func(ctx context.Context) (bool, error) {
+	within(t, "the training pods to run on the 8 GPUs inference leaves", time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := jobPods(ctx, "train")
 		return running(pods) == 2, err
 	})
 
-	within(t, "the training pods' stop notice", time.Until(start)+30*time.Second, func(ctx context.Context) (bool, error) {
+	within(t, "the training pods' stop notice", time.Until(deadline)+30*time.Second, func(ctx context.Context) (bool, error) {
 		pods, err := jobPods(ctx, "train")
 		noticed := 0
 		for _, p := range pods {
 			if p.Annotations[colocation.StopReasonAnnotation] == colocation.ReasonGPUsReturnedToOnline {
 				noticed++
-				if at := p.Annotations[colocation.StopAtAnnotation]; at != start.Format(time.RFC3339) {
-					return false, fmt.Errorf("pod %s must stop at %s, the window's start; its notice says %s", p.Name, start.Format(time.RFC3339), at)
+				if at := p.Annotations[colocation.StopAtAnnotation]; at != deadline.Format(time.RFC3339) {
+					return false, fmt.Errorf("pod %s must stop at %s, the window's start less the warm-up; its notice says %s", p.Name, deadline.Format(time.RFC3339), at)
 				}
 			}
 		}
@@ -72,11 +70,11 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 	if s.Phase != gpuloan.PhaseReturning && s.Phase != gpuloan.PhasePaused {
 		t.Fatalf("Loan state %+v, want Returning or Paused", s)
 	}
-	if !s.NoticeAt.Before(s.Deadline) || !s.Deadline.Equal(start) || s.Short {
-		t.Errorf("Loan state %+v: want a notice of the whole checkpoint time before the deadline %s", s, start)
+	if !s.NoticeAt.Before(s.Deadline) || !s.Deadline.Equal(deadline) || s.Short {
+		t.Errorf("Loan state %+v: want a notice of the whole checkpoint time before the deadline %s", s, deadline)
 	}
 
-	within(t, "the job to pause and its pods to go", time.Until(start)+30*time.Second, func(ctx context.Context) (bool, error) {
+	within(t, "the job to pause and its pods to go", time.Until(deadline)+30*time.Second, func(ctx context.Context) (bool, error) {
 		j := &kubeflowv1.TFJob{}
 		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: offlineNS, Name: "train"}, j); err != nil {
 			return false, err
@@ -90,12 +88,10 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 		t.Errorf("Loan state %+v, want Paused with the next loan at the window's end %s", s, end)
 	}
 
-	// The morning: KEDA's HPA scales the Deployment up.
-	scale(t, "infer", replicas)
-	within(t, "the morning's pods to run on the GPUs the job returned", time.Minute, func(ctx context.Context) (bool, error) {
-		var pods corev1.PodList
-		err := apiServer.Client.List(ctx, &pods, client.InNamespace(onlineNS), client.MatchingLabels{"app": "infer"})
-		return running(pods.Items) == replicas, err
+	// The window: KEDA's HPA scales the Deployment up.
+	within(t, "the window's pods to run on the GPUs the job returned", time.Until(start)+2*time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := inferencePods(ctx)
+		return running(pods) == desiredReplicas, err
 	})
 	pool := map[string]string{"pool": model}
 	if got := counter(t, metrics.NameGPULoanReturns, map[string]string{"pool": model, "outcome": metrics.ReturnOnTime}); got != 1 {
@@ -107,10 +103,21 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 	if got := counter(t, metrics.NameGPULoanOnlineWait, pool); got != 0 {
 		t.Errorf("%s = %v, want 0", metrics.NameGPULoanOnlineWait, got)
 	}
+	pods, err := inferencePods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
+				t.Errorf("Inference pod %s waited for a GPU: %s", p.Name, c.Message)
+			}
+		}
+	}
 
-	// The evening: the window closes and KEDA scales the Deployment down.
-	scale(t, "infer", 0)
-	within(t, "the job to resume on a new loan", time.Until(end)+time.Minute, func(ctx context.Context) (bool, error) {
+	// The window closes: KEDA's HPA scales the Deployment down, and the
+	// job borrows again.
+	within(t, "the job to resume on a new loan", time.Until(end)+2*time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := jobPods(ctx, "train")
 		return running(pods) == 2, err
 	})
@@ -130,12 +137,28 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 	}
 }
 
+// The inference Deployment's replicas outside and inside its window, and
+// its warm-up (backfill.dev/gpu-warm-up): its GPUs must be back that much
+// before the window.
+const (
+	minReplicas     = 1
+	desiredReplicas = 3
+	warmUp          = 10 * time.Second
+)
+
+// inferencePods are the inference Deployment's pods.
+func inferencePods(ctx context.Context) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := apiServer.Client.List(ctx, &pods, client.InNamespace(onlineNS), client.MatchingLabels{"app": "infer"})
+	return pods.Items, err
+}
+
 // inference is an online Deployment whose pods take a node's 4 GPUs each.
 func inference(name string, replicas int32) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	req := gpus(gpusPerNode)
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: onlineNS, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: onlineNS, Name: name, Annotations: map[string]string{tide.WarmUpAnnotation: warmUp.String()}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -151,26 +174,36 @@ func inference(name string, replicas int32) *appsv1.Deployment {
 	}
 }
 
-// scaledObject scales the Deployment target to replicas from start to end
-// each day, in UTC, and to none outside.
-func scaledObject(target string, start, end time.Time, replicas int) *unstructured.Unstructured {
+// scaledObject scales the Deployment target to desiredReplicas from start
+// to end each day, in UTC, and to minReplicas outside; its HPA scales down
+// at once (no stabilization window), so that the window's close shows
+// within the suite's time.
+func scaledObject(target string, start, end time.Time) *unstructured.Unstructured {
 	cron := func(t time.Time) string { return fmt.Sprintf("%d %d * * *", t.Minute(), t.Hour()) }
-	u := &unstructured.Unstructured{Object: map[string]any{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "keda.sh/v1alpha1",
 		"kind":       "ScaledObject",
 		"metadata":   map[string]any{"namespace": onlineNS, "name": target},
 		"spec": map[string]any{
 			"scaleTargetRef":  map[string]any{"name": target},
-			"minReplicaCount": int64(0),
+			"pollingInterval": int64(2),
+			"minReplicaCount": int64(minReplicas),
+			"maxReplicaCount": int64(desiredReplicas),
+			"advanced": map[string]any{
+				"horizontalPodAutoscalerConfig": map[string]any{
+					"behavior": map[string]any{
+						"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(0)},
+					},
+				},
+			},
 			"triggers": []any{map[string]any{
 				"type": "cron",
 				"metadata": map[string]any{
-					"timezone": "UTC", "start": cron(start), "end": cron(end), "desiredReplicas": fmt.Sprint(replicas),
+					"timezone": "UTC", "start": cron(start), "end": cron(end), "desiredReplicas": fmt.Sprint(desiredReplicas),
 				},
 			}},
 		},
 	}}
-	return u
 }
 
 // training is a TFJob of workers taking a node's 4 GPUs each.
@@ -189,16 +222,6 @@ func training(name string, workers int32) *kubeflowv1.TFJob {
 				}},
 			},
 		}},
-	}
-}
-
-// scale sets the Deployment's replicas, as KEDA's HPA does.
-func scale(t *testing.T, name string, replicas int32) {
-	t.Helper()
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": replicas}})
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: onlineNS, Name: name}}
-	if err := apiServer.Client.Patch(context.Background(), d, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
 	}
 }
 

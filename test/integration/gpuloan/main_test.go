@@ -1,26 +1,25 @@
 //go:build integration
 
 // Package gpuloan runs GPU loans on the real control plane: kube-apiserver
-// and etcd, kube-scheduler, the Deployment and ReplicaSet controllers of
-// kube-controller-manager, kwok's simulated GPU nodes, and the manager
-// in-process. An online inference Deployment scaled by a KEDA ScaledObject
-// (its CRD installed; the test scales the Deployment as KEDA's HPA would)
-// leaves its GPUs to a TFJob at night; the job is told before the
-// morning, pauses, the morning's pods find their GPUs free, and the job
-// resumes when the window ends.
+// and etcd (aggregating, for KEDA's metrics apiserver), kube-scheduler,
+// kube-controller-manager's Deployment, ReplicaSet and HPA controllers, a
+// real KEDA (operator and metrics apiserver, `make keda-tools`), kwok's
+// simulated GPU nodes, and the manager in-process. An online inference
+// Deployment that KEDA scales with a cron trigger leaves GPUs to a TFJob
+// outside its window; the job is told a checkpoint's time before the
+// window, pauses, the window's pods find their GPUs free, and the job
+// resumes when the window closes.
 package gpuloan
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/backfill-dev/backfill/internal/colocation"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
@@ -42,7 +41,8 @@ const (
 	checkpointTime = 6 * time.Second
 )
 
-var nodeNames = []string{"gpu-0", "gpu-1"}
+// nodeNames are the pool's nodes: 12 GPUs.
+var nodeNames = []string{"gpu-0", "gpu-1", "gpu-2"}
 
 // settings are the production model on a clock fast enough for a suite: a
 // decision a second, no lead, no warm-up, short loans worth a resume.
@@ -58,18 +58,21 @@ func settings() gpuloan.Settings {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, framework.Setup{Name: "gpuloan", Controllers: "deployment-controller,replicaset-controller,garbage-collector-controller",
-		Scheduler: true, Kwok: true}, prepare))
+	os.Exit(framework.Run(m, framework.Setup{Name: "gpuloan", APIServer: framework.AggregatingAPIServer, Scheduler: true, Kwok: true}, prepare))
 }
 
-// prepare installs the ScaledObject CRD, makes the GPU nodes and runs the
-// manager.
+// prepare runs KEDA and the controllers its HPAs need, makes the GPU nodes
+// and runs the manager.
 func prepare(s *framework.Suite) error {
 	apiServer = s.APIServer
-	if _, err := envtest.InstallCRDs(apiServer.Env.Config, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join("testdata", "keda.sh_scaledobjects.yaml")}, ErrorIfPathMissing: true,
-	}); err != nil {
-		return fmt.Errorf("installing the ScaledObject CRD: %w", err)
+	if _, err := s.StartKEDA(apiServer); err != nil {
+		return err
+	}
+	// The HPA controller looks at every HPA each sync period (15 s by
+	// default); 2 s keeps the suite short.
+	if err := s.StartControllerManager(apiServer, "deployment-controller,replicaset-controller,garbage-collector-controller,horizontal-pod-autoscaler-controller",
+		"--horizontal-pod-autoscaler-sync-period=2s"); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
