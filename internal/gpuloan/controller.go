@@ -201,7 +201,9 @@ func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, for
 		workloads = append(workloads, tide.Workload{Name: f.w.String(), Replicas: f.replicas, GPUsPerPod: f.w.gpusPerPod, WarmUp: f.warmUp})
 	}
 	paused := c.pausedIn(cl, name)
-	if !managed && len(paused) == 0 {
+	// A pool that lost its forecast still ends the returns under way and
+	// resumes the jobs it paused.
+	if !managed && len(paused) == 0 && !returningIn(cl, name) {
 		metrics.GPULoanPool(name, cl.lent(name), time.Time{})
 		return nil
 	}
@@ -300,6 +302,16 @@ func (c *Controller) pausedIn(cl *cluster, name string) []*kubeflowv1.TFJob {
 		return returned[out[i].Namespace+"/"+out[i].Name].Before(returned[out[j].Namespace+"/"+out[j].Name])
 	})
 	return out
+}
+
+// returningIn reports whether a job of the pool was told to return.
+func returningIn(cl *cluster, name string) bool {
+	for _, job := range cl.jobs {
+		if s, ok, err := ReadLoanState(job.Annotations); err == nil && ok && s.Phase == PhaseReturning && s.Pool == name && !finished(job) {
+			return true
+		}
+	}
+	return false
 }
 
 // startingLoans are the jobs resumed on a loan in the pool whose pods are

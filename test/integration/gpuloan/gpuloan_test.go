@@ -24,6 +24,7 @@ import (
 	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/tide"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 // A night's loan: KEDA keeps the inference Deployment at 1 replica of 4
@@ -33,6 +34,7 @@ import (
 // Deployment's warm-up, pauses (not fails), the window's pods find their
 // GPUs free, and the job resumes once the window closes.
 func TestLoanReturnedBeforeTheMorning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// The window opens at the first whole minute at least 40 s away (the
 	// training pods start and run meanwhile) and lasts a minute.
@@ -135,6 +137,45 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 	if c := lastCondition(j); c == nil || c.Type == kubeflowv1.JobFailed {
 		t.Errorf("Resumed job's last condition %+v: the pause must not fail it", c)
 	}
+}
+
+// A pool whose online workload has no schedule, no ScaledObject and no
+// history is left to priority preemption: a TFJob on its free GPU is
+// counted as lent, and never told to return.
+func TestPoolWithoutForecastIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := inference("l4-infer", 1)
+	d.Annotations = nil
+	d.Spec.Template.Spec.NodeSelector[colocation.GPUModelLabel] = unforecastModel
+	d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus(1), Limits: gpus(1)}
+	if err := apiServer.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	job := training("l4-train", 1)
+	spec := &job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Spec
+	spec.NodeSelector[colocation.GPUModelLabel] = unforecastModel
+	spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus(1), Limits: gpus(1)}
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "the L4 training pod to run, counted as lent", time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, "l4-train")
+		lent := sample(t, metrics.NameGPULoanLent, map[string]string{"pool": unforecastModel}).GetGauge().GetValue()
+		return running(pods) == 1 && lent == 1, err
+	})
+	framework.Consistently(t, "a notice or a loan state on a job in a pool without forecast", 5*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, "l4-train")
+		if err != nil {
+			return false, err
+		}
+		j := &kubeflowv1.TFJob{}
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: offlineNS, Name: "l4-train"}, j); err != nil {
+			return false, err
+		}
+		_, state := j.Annotations[gpuloan.LoanAnnotation]
+		return state || len(pods) != 1 || pods[0].Annotations[colocation.StopReasonAnnotation] != "", nil
+	})
 }
 
 // The inference Deployment's replicas outside and inside its window, and

@@ -35,6 +35,8 @@ const (
 	// model is the pool's GPU model; each node has gpusPerNode.
 	model       = "NVIDIA-A100-SXM4-80GB"
 	gpusPerNode = 4
+	// unforecastModel is a pool whose online workload states no schedule.
+	unforecastModel = "NVIDIA-L4"
 	// checkpointTime is the jobs' checkpoint time until measured: with
 	// the 50% margin and a second of slack, the notice comes 10 s before
 	// the deadline.
@@ -87,6 +89,12 @@ func prepare(s *framework.Suite) error {
 		if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
 			return fmt.Errorf("creating node %s: %w", name, err)
 		}
+	}
+	// A pool of its own for the workloads no schedule foretells.
+	spec := simkwok.NodeSpec{Name: "l4-0", CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi"), GPUs: 2,
+		Labels: map[string]string{colocation.GPUModelLabel: unforecastModel}}
+	if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
+		return fmt.Errorf("creating node %s: %w", spec.Name, err)
 	}
 	opts := framework.ManagerOptions()
 	// No usage source runs here: training pods keep their requests.
