@@ -265,12 +265,13 @@ func (c *Controller) pauseDue(ctx context.Context, cl *cluster, name string, tp 
 	for _, key := range sortedJobs(cl.jobs) {
 		job := cl.jobs[key]
 		s, ok, err := ReadLoanState(job.Annotations)
+		// A loan noticed in this pass (an unplanned spike's deadline is
+		// now): its state is the one just written, not the cache's.
+		if l := cl.loans[name][key]; l != nil && l.state.Phase == PhaseReturning {
+			s, ok, err = l.state, true, nil
+		}
 		if err != nil || !ok || s.Phase != PhaseReturning || s.Pool != name {
 			continue
-		}
-		// A loan noticed in this pass: its state is the one just written.
-		if l := cl.loans[name][key]; l != nil && l.state.Phase == PhaseReturning {
-			s = l.state
 		}
 		if finished(job) || leftToKueue(job) || !due(job, s, now) {
 			continue

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -175,6 +176,65 @@ func TestPoolWithoutForecastIsLeftAlone(t *testing.T) {
 		}
 		_, state := j.Annotations[gpuloan.LoanAnnotation]
 		return state || len(pods) != 1 || pods[0].Annotations[colocation.StopReasonAnnotation] != "", nil
+	})
+}
+
+// An unplanned spike: online work in a pool with a forecast rises while
+// training holds every GPU, and its pod waits (it preempts nothing). The
+// manager counts a missed return, stops the job at once (a late return:
+// no notice worth the name) and pauses it, the online pod gets its GPUs,
+// and the job does not borrow them back while online work holds them.
+func TestUnplannedSpikeIsAMissedReturn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := inference("t4-infer", 0)
+	// A window far from now makes the pool's forecast; the spike comes
+	// outside it.
+	far := time.Now().Add(12 * time.Hour).UTC()
+	d.Annotations = map[string]string{tide.ScheduleAnnotation: fmt.Sprintf("UTC %d %d * * * - %d %d * * * = 1", far.Minute(), far.Hour(), (far.Minute()+1)%60, far.Add(time.Minute).Hour())}
+	d.Spec.Template.Spec.NodeSelector[colocation.GPUModelLabel] = spikeModel
+	d.Spec.Template.Spec.PriorityClassName = patientClass
+	d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus(2), Limits: gpus(2)}
+	if err := apiServer.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	job := training("t4-train", 1)
+	spec := &job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Spec
+	spec.NodeSelector[colocation.GPUModelLabel] = spikeModel
+	spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus(2), Limits: gpus(2)}
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "the T4 training pod to run", time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, "t4-train")
+		return running(pods) == 1, err
+	})
+
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":1}}`))
+	if err := apiServer.Client.Patch(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: onlineNS, Name: "t4-infer"}}, patch); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "the spike's pod to run on the GPUs the job gave back", time.Minute, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		err := apiServer.Client.List(ctx, &pods, client.InNamespace(onlineNS), client.MatchingLabels{"app": "t4-infer"})
+		return running(pods.Items) == 1, err
+	})
+	pool := map[string]string{"pool": spikeModel}
+	if got := counter(t, metrics.NameGPULoanMissedReturns, pool); got != 1 {
+		t.Errorf("%s = %v, want 1", metrics.NameGPULoanMissedReturns, got)
+	}
+	if got := counter(t, metrics.NameGPULoanOnlineWait, pool); got <= 0 {
+		t.Errorf("%s = %v, want the time the spike's pod waited", metrics.NameGPULoanOnlineWait, got)
+	}
+	if got := counter(t, metrics.NameGPULoanReturns, map[string]string{"pool": spikeModel, "outcome": metrics.ReturnLate}); got != 1 {
+		t.Errorf("%s{outcome=late} = %v, want 1", metrics.NameGPULoanReturns, got)
+	}
+	if s := loanState(t, "t4-train"); s.Phase != gpuloan.PhasePaused || !s.Short {
+		t.Errorf("Loan state %+v, want Paused after a short notice", s)
+	}
+	framework.Consistently(t, "the job borrowing the GPUs online work holds", 5*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, "t4-train")
+		return len(pods) > 0, err
 	})
 }
 

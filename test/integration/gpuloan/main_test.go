@@ -19,7 +19,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/backfill-dev/backfill/internal/colocation"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
@@ -37,6 +40,11 @@ const (
 	gpusPerNode = 4
 	// unforecastModel is a pool whose online workload states no schedule.
 	unforecastModel = "NVIDIA-L4"
+	// spikeModel is a pool where online work rises unforeseen.
+	spikeModel = "Tesla-T4"
+	// patientClass is the PriorityClass of online pods that wait rather
+	// than preempt.
+	patientClass = "online-patient"
 	// checkpointTime is the jobs' checkpoint time until measured: with
 	// the 50% margin and a second of slack, the notice comes 10 s before
 	// the deadline.
@@ -95,6 +103,19 @@ func prepare(s *framework.Suite) error {
 		Labels: map[string]string{colocation.GPUModelLabel: unforecastModel}}
 	if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
 		return fmt.Errorf("creating node %s: %w", spec.Name, err)
+	}
+	spec = simkwok.NodeSpec{Name: "t4-0", CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi"), GPUs: 2,
+		Labels: map[string]string{colocation.GPUModelLabel: spikeModel}}
+	if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
+		return fmt.Errorf("creating node %s: %w", spec.Name, err)
+	}
+	// Online pods that preempt nothing, so that only the manager frees
+	// GPUs for them: the spike test sees its own return, not the
+	// scheduler's.
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: patientClass}, Value: colocation.DefaultOfflinePriority - 100,
+		PreemptionPolicy: ptr.To(corev1.PreemptNever)}
+	if err := apiServer.Client.Create(ctx, pc); err != nil {
+		return fmt.Errorf("creating PriorityClass %s: %w", patientClass, err)
 	}
 	opts := framework.ManagerOptions()
 	// No usage source runs here: training pods keep their requests.
