@@ -75,7 +75,7 @@ func withoutGeneratedKeys(manifest string) string {
 
 // The Deployment of every value set, and of config/default, passes the
 // manager only flags it has, each of its type, among them every
-// --reclaim-* flag, so that a misspelt or mistyped flag fails here rather
+// --reclaim-* and --gpu-loan* flag, so that a misspelt or mistyped flag fails here rather
 // than in a crash-looping pod.
 func TestChartFlagsAreManagerFlags(t *testing.T) {
 	renderings := map[string]func(t *testing.T) []byte{
@@ -100,7 +100,8 @@ func TestChartFlagsAreManagerFlags(t *testing.T) {
 				"reclaim-cpu-margin", "reclaim-memory-margin", "reclaim-cpu-eviction-margin", "reclaim-memory-eviction-margin",
 				"reclaim-cpu-eviction-delay", "reclaim-window", "reclaim-interval", "reclaim-growth-per-minute",
 				"reclaim-min-change", "reclaim-cooldown", "reclaim-stale-after",
-				"reclaim-online-cpu-wait", "reclaim-online-step", "reclaim-online-evict-after", "reclaim-online-recover-after"} {
+				"reclaim-online-cpu-wait", "reclaim-online-step", "reclaim-online-evict-after", "reclaim-online-recover-after",
+				"gpu-loans", "gpu-loan-interval", "gpu-loan-checkpoint-time", "gpu-loan-warm-up", "gpu-loan-lead", "gpu-loan-min-loan"} {
 				if !flags.Changed(f) {
 					t.Errorf("--%s is not passed to the manager", f)
 				}
