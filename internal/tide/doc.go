@@ -8,10 +8,9 @@
 // neither repeats its own daily shape. This package turns those sources
 // into a forecast of online GPUs per pool (nodes of one GPU resource and
 // model) and decides the loans against it. It is pure: no Kubernetes
-// client, no clock of its own, so that a controller reading the sources
-// and the simulation of test/bench/tidal run the same decisions. No such
-// controller exists yet: the simulation is this package's only caller, and
-// the manager does not act on loans.
+// client, no clock of its own, so that the manager's controller that reads
+// the sources (internal/gpuloan) and the simulation of test/bench/tidal run
+// the same decisions.
 //
 //	replicas  per workload: a CronSchedule (KEDA's cron triggers or the
 //	          backfill.dev/gpu-schedule annotation) or a History (the same
