@@ -45,6 +45,11 @@ var cockpitUnchecked = map[string]string{
 	"P99 latency beside offline pods and without them, per workload": latencyOptIn,
 	"GPUs held idle by online workloads":                             gpuIdleOnly,
 	"Online GPUs idle for an hour, per workload":                     gpuIdleOnly,
+	"GPUs lent to training now":                                      gpuLoanOnly,
+	"Next return to online, in":                                      gpuLoanOnly + "; the next return only while a loan must end within the forecast",
+	"GPUs lent to training, per pool":                                gpuLoanOnly,
+	"Returns over the time range, per pool":                          gpuLoanOnly + "; it counts over Grafana's time range ($__range)",
+	"Online pods waiting for a GPU training holds":                   gpuLoanOnly,
 	"Online pods waiting for CPU, per node (top 10 of each)": "it needs the node agent or the kubelet's CPU pressure (cgroup v2, the KubeletPSI feature gate), " +
 		"and its query of nodes with offline pods is empty while none runs any, that of the others while all do",
 }
@@ -54,6 +59,7 @@ const (
 	nodeAgentOnly = "its series come from the node agent, which is optional (check node-agent says whether it runs)"
 	latencyOptIn  = "only workloads that declare backfill.dev/latency-objective have a P99, and only while they serve requests"
 	gpuIdleOnly   = "it has data only while online pods hold GPUs (idle ones, but for the GPUs held column); check gpu-idle-online reads the same GPUs"
+	gpuLoanOnly   = "its series exist only on clusters with GPU nodes, once the manager's GPU loans (--gpu-loans, on the leader) made a decision"
 )
 
 // cockpitPanels builds the cockpit once and reads its queries, the

@@ -39,6 +39,12 @@ const (
 	cockpitGPUIdleRowID     uint32 = 27
 	cockpitGPUIdleTableID   uint32 = 28
 	cockpitGPUIdleTrendID   uint32 = 29
+	cockpitGPULoanRowID     uint32 = 30
+	cockpitGPULoanLentID    uint32 = 31
+	cockpitGPULoanReturnID  uint32 = 32
+	cockpitGPULoanTrendID   uint32 = 33
+	cockpitGPULoanTableID   uint32 = 34
+	cockpitGPULoanWaitID    uint32 = 35
 )
 
 // statWidth is the width of each of the cockpit's Stat panels: all of
@@ -60,7 +66,7 @@ func Cockpit() (Built, error) {
 	//nolint:staticcheck // the classic schema on purpose: see doc.go
 	b := dashboard.NewDashboardBuilder("backfill: co-location cockpit").
 		Uid("backfill-cockpit").
-		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs, the node agents, per-node watermarks, and whether co-location hurts online latency.").
+		Description("Online and offline (training) work on the same nodes: requests, real use, GPUs, the node agents, per-node watermarks, whether co-location hurts online latency, and the GPUs online work lends to training.").
 		Tags([]string{"backfill", "co-location"}).
 		Readonly().
 		Refresh("30s").
@@ -117,6 +123,13 @@ func Cockpit() (Built, error) {
 	b.WithRow(gpuIdleRow(cockpitGPUIdleRowID, 72))
 	b.WithPanel(gpuIdleTablePanel(cockpitGPUIdleTableID, grid(0, 73, 14, 9)))
 	b.WithPanel(gpuIdleTrendPanel(cockpitGPUIdleTrendID, grid(14, 73, 10, 9)))
+	// The GPUs lent to training, and whether they came back in time.
+	b.WithRow(gpuLoanRow(cockpitGPULoanRowID, 82))
+	b.WithPanel(gpuLoanLentStat(cockpitGPULoanLentID, grid(0, 83, 4, 8)))
+	b.WithPanel(gpuLoanNextReturnStat(cockpitGPULoanReturnID, grid(4, 83, 4, 8)))
+	b.WithPanel(gpuLoanLentTrend(cockpitGPULoanTrendID, grid(8, 83, 16, 8)))
+	b.WithPanel(gpuLoanReturnsTable(cockpitGPULoanTableID, grid(0, 91, 12, 8)))
+	b.WithPanel(gpuLoanOnlineWaitTrend(cockpitGPULoanWaitID, grid(12, 91, 12, 8)))
 
 	d, err := b.Build()
 	if err != nil {

@@ -35,6 +35,9 @@ func TestLintFindsProblems(t *testing.T) {
 		"valid": {
 			dashboard: lintCase(statWith(`sum(rate(container_cpu_usage_seconds_total{namespace=~"$namespace"}[$__rate_interval]))`), goodDatasourceVar+","+goodQueryVar),
 		},
+		"total over the dashboard's range": {
+			dashboard: lintCase(statWith(`round(sum(increase(backfill_gpu_loan_returns_total[$__range])))`), goodDatasourceVar),
+		},
 		"editable": {
 			dashboard: []byte(`{"editable": true, "templating": {"list": [` + goodDatasourceVar + `]}, "panels": [` + statWith("up") + `]}`),
 			want:      "editable",

@@ -16,6 +16,12 @@ import (
 // from the variable.
 const rateIntervalSample = 7*time.Minute + 13*time.Second
 
+// rangeSample stands for $__range, the dashboard's time range, as
+// rateIntervalSample does for $__rate_interval: a total over the range
+// (increase(x[$__range]) in an instant query) is the one other window a
+// query may read.
+const rangeSample = 3*time.Hour + 7*time.Minute + 11*time.Second
+
 // sampleValues are the variables' values the lint parses queries with, as
 // Grafana would interpolate a multi-value selection.
 var sampleValues = map[string]string{
@@ -24,8 +30,8 @@ var sampleValues = map[string]string{
 	VarNode:             "node-0|node-1",
 	"__rate_interval":   "7m13s",
 	"__interval":        "30s",
-	"__range":           "1h",
-	"__range_s":         "3600",
+	"__range":           "3h7m11s",
+	"__range_s":         "11231",
 	"__interval_ms":     "30000",
 	"__scrape_interval": "30s",
 }
@@ -230,8 +236,8 @@ func lintExpr(query string) []string {
 				problems = append(problems, fmt.Sprintf("counter %s outside rate, irate or increase", n.Name))
 			}
 		case *parser.MatrixSelector:
-			if n.Range != rateIntervalSample {
-				problems = append(problems, fmt.Sprintf("range [%v] of %s: use $__rate_interval", n.Range, n.VectorSelector))
+			if n.Range != rateIntervalSample && n.Range != rangeSample {
+				problems = append(problems, fmt.Sprintf("range [%v] of %s: use $__rate_interval (or $__range for a total over the dashboard's range)", n.Range, n.VectorSelector))
 			}
 		}
 		return nil

@@ -77,9 +77,9 @@ eval instant at 5m `+asRun(actions[1].Expr)+`
 }
 
 // TestOnlineRowLast wants the online row below every other panel of the
-// cockpit but the idle online GPUs row's, and its panels between it and
-// that row: an expanded row takes every panel under it, up to the next
-// row.
+// cockpit but those of the rows after it (idle online GPUs, GPU loans),
+// and each row's panels between it and the next row: an expanded row
+// takes every panel under it, up to the next row.
 func TestOnlineRowLast(t *testing.T) {
 	b, err := Cockpit()
 	if err != nil {
@@ -100,38 +100,49 @@ func TestOnlineRowLast(t *testing.T) {
 	if err := json.Unmarshal(out, &model); err != nil {
 		t.Fatal(err)
 	}
-	row := -1
-	for _, p := range model.Panels {
-		if p.Type == "row" && p.Title == OnlineRowTitle {
-			row = p.GridPos.Y
+	rowAt := func(title string) int {
+		for _, p := range model.Panels {
+			if p.Type == "row" && p.Title == title {
+				return p.GridPos.Y
+			}
+		}
+		t.Fatalf("the cockpit has no row %q", title)
+		return -1
+	}
+	// The rows in order, each with the ids of its panels; the last row
+	// runs to the end of the dashboard.
+	rows := []struct {
+		title       string
+		first, last uint32
+	}{
+		{OnlineRowTitle, cockpitOnlineRowID, cockpitOnlineActionsID},
+		{GPUIdleRowTitle, cockpitGPUIdleRowID, cockpitGPUIdleTrendID},
+		{GPULoanRowTitle, cockpitGPULoanRowID, cockpitGPULoanWaitID},
+	}
+	ys := make([]int, len(rows))
+	for i, r := range rows {
+		ys[i] = rowAt(r.title)
+		if i > 0 && ys[i] <= ys[i-1] {
+			t.Fatalf("the cockpit's row %q at %d, want it below %q at %d", r.title, ys[i], rows[i-1].title, ys[i-1])
 		}
 	}
-	if row < 0 {
-		t.Fatalf("the cockpit has no row %q", OnlineRowTitle)
-	}
-	// The idle online GPUs row follows it, the last.
-	next := -1
 	for _, p := range model.Panels {
-		if p.Type == "row" && p.Title == GPUIdleRowTitle {
-			next = p.GridPos.Y
-		}
-	}
-	if next <= row {
-		t.Fatalf("the cockpit's row %q at %d, want it below %q at %d", GPUIdleRowTitle, next, OnlineRowTitle, row)
-	}
-	for _, p := range model.Panels {
-		online := p.ID >= int(cockpitOnlineRowID) && p.ID <= int(cockpitOnlineActionsID)
-		idle := p.ID >= int(cockpitGPUIdleRowID) && p.ID <= int(cockpitGPUIdleTrendID)
 		if p.Type == "row" {
 			continue
 		}
+		in := -1
+		for i, r := range rows {
+			if p.ID >= int(r.first) && p.ID <= int(r.last) {
+				in = i
+			}
+		}
 		switch {
-		case online && (p.GridPos.Y <= row || p.GridPos.Y+p.GridPos.H > next):
-			t.Errorf("panel %d %q of the online row sits outside it (y %d + %d, row from %d to %d)", p.ID, p.Title, p.GridPos.Y, p.GridPos.H, row, next)
-		case idle && p.GridPos.Y <= next:
-			t.Errorf("panel %d %q of the idle GPUs row sits above it (y %d, row at %d)", p.ID, p.Title, p.GridPos.Y, next)
-		case !online && !idle && p.GridPos.Y+p.GridPos.H > row:
-			t.Errorf("panel %d %q falls into the online row (y %d + %d, row at %d)", p.ID, p.Title, p.GridPos.Y, p.GridPos.H, row)
+		case in < 0 && p.GridPos.Y+p.GridPos.H > ys[0]:
+			t.Errorf("panel %d %q falls into the online row (y %d + %d, row at %d)", p.ID, p.Title, p.GridPos.Y, p.GridPos.H, ys[0])
+		case in >= 0 && p.GridPos.Y <= ys[in]:
+			t.Errorf("panel %d %q of the row %q sits above it (y %d, row at %d)", p.ID, p.Title, rows[in].title, p.GridPos.Y, ys[in])
+		case in >= 0 && in+1 < len(rows) && p.GridPos.Y+p.GridPos.H > ys[in+1]:
+			t.Errorf("panel %d %q of the row %q falls into the row %q (y %d + %d, row at %d)", p.ID, p.Title, rows[in].title, rows[in+1].title, p.GridPos.Y, p.GridPos.H, ys[in+1])
 		}
 	}
 }
