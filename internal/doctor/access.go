@@ -16,6 +16,7 @@ const (
 	readPriorityClasses = "priorityclasses"
 	readLeases          = "leases in every namespace"
 	readDeployments     = "deployments in every namespace"
+	readStatefulSets    = "statefulsets in every namespace"
 	readCRDs            = "customresourcedefinitions"
 	readWorkloads       = "workloads.kueue.x-k8s.io"
 )

@@ -58,6 +58,7 @@ func Collect(ctx context.Context, c client.Client, cs kubernetes.Interface, scop
 	if err := s.readKueue(ctx, c, scope.Namespace); err != nil {
 		return nil, err
 	}
+	s.KEDA = readKEDA(ctx, c)
 	if err := s.readGPUQueries(ctx, c); err != nil {
 		return nil, err
 	}

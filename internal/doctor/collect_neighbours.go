@@ -32,7 +32,9 @@ type KueueView struct {
 }
 
 // readNeighbours reads what else may act on TFJobs: the TFJob CRD as
-// installed, every Deployment, and the Leases of other TFJob controllers.
+// installed, every Deployment, and the Leases of other TFJob controllers;
+// and every StatefulSet, which with the Deployments are the online
+// workloads GPU loans forecast.
 // A refused read is noted in s.Forbidden, whatever the scope: even a
 // cluster-wide user may be refused CRDs or Deployments, and the other
 // checks need neither.
@@ -47,6 +49,7 @@ func (s *Snapshot) readNeighbours(ctx context.Context, c client.Client) error {
 		s.CRD = crd
 	}
 	var deployments appsv1.DeploymentList
+	var sets appsv1.StatefulSetList
 	var leases coordinationv1.LeaseList
 	for _, l := range []struct {
 		what string
@@ -54,6 +57,7 @@ func (s *Snapshot) readNeighbours(ctx context.Context, c client.Client) error {
 		opts []client.ListOption
 	}{
 		{readDeployments, &deployments, nil},
+		{readStatefulSets, &sets, nil},
 		{readLeases, &leases, []client.ListOption{client.MatchingFields{"metadata.name": TrainingOperatorLeaseName}}},
 	} {
 		err := c.List(ctx, l.list, l.opts...)
@@ -65,7 +69,7 @@ func (s *Snapshot) readNeighbours(ctx context.Context, c client.Client) error {
 			return fmt.Errorf("listing %s: %w", l.what, err)
 		}
 	}
-	s.Deployments, s.ControllerLeases = deployments.Items, leases.Items
+	s.Deployments, s.StatefulSets, s.ControllerLeases = deployments.Items, sets.Items, leases.Items
 	return nil
 }
 

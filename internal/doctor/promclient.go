@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/observability/expr"
 )
 
@@ -30,11 +32,16 @@ type PrometheusView struct {
 	// (IdleGPUsQuery); IdleGPUsErr is set when that query failed.
 	IdleGPUs    []IdleGPU
 	IdleGPUsErr error
+	// LoanHistories are the online workloads' replicas histories as GPU
+	// loans read them (gpuloan.ReadHistories); LoanHistoriesErr is set
+	// when that read failed.
+	LoanHistories    gpuloan.Histories
+	LoanHistoriesErr error
 }
 
 // ReadPrometheus asks the Prometheus at base for its active targets, the
 // series of the key metrics, the cockpit's queries and the GPUs online
-// pods held idle.
+// pods held idle, and the online workloads' replicas histories.
 func ReadPrometheus(ctx context.Context, hc *http.Client, base string) *PrometheusView {
 	v := &PrometheusView{URL: base, Series: map[string]int{}, Errs: map[string]error{}, Panels: map[string]PanelData{}}
 	var targets struct {
@@ -67,6 +74,7 @@ func ReadPrometheus(ctx context.Context, hc *http.Client, base string) *Promethe
 		v.Panels[p.Name] = PanelData{Series: n, Err: err}
 	}
 	v.IdleGPUs, v.IdleGPUsErr = readIdleGPUs(ctx, hc, base)
+	v.LoanHistories, v.LoanHistoriesErr = gpuloan.ReadHistories(ctx, base, time.Now())
 	return v
 }
 

@@ -49,6 +49,11 @@ const (
 	// CheckGPUIdleOnline reads Prometheus too: GPUs online pods held
 	// idle over the last day.
 	CheckGPUIdleOnline = "gpu-idle-online"
+	// CheckGPULoanForecast and CheckGPULoanKEDA judge what GPU loans
+	// foresee of online work: every online GPU workload's forecast, and
+	// the KEDA ScaledObjects that state some.
+	CheckGPULoanForecast = "gpu-loan-forecast"
+	CheckGPULoanKEDA     = "gpu-loan-keda"
 )
 
 // Result is one finding of one check.

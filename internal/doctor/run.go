@@ -34,7 +34,8 @@ type checkInput struct {
 // reclaimed capacity follow usage, does a node agent guard it, do online
 // pods suffer beside training, do containers crash, do rules and
 // dashboards query GPU metrics that exist, does monitoring see it all,
-// and do online pods hold GPUs they leave idle.
+// do online pods hold GPUs they leave idle, and can GPU loans foresee
+// when online work wants its GPUs back.
 var checklist = []checklistItem{
 	{CheckCRD, nil, func(in *checkInput) []Result { return []Result{checkCRD(in.s.TFJobsServed)} }},
 	{CheckCRDMatch, []string{readCRDs}, func(in *checkInput) []Result { return checkCRDMatch(in.s) }},
@@ -58,6 +59,9 @@ var checklist = []checklistItem{
 	{CheckGPUMetricNames, nil, func(in *checkInput) []Result { return checkGPUMetricNames(in.s) }},
 	{CheckPrometheus, nil, func(in *checkInput) []Result { return checkPrometheus(in.prom, gpuNodeCount(in.s)) }},
 	{CheckGPUIdleOnline, nil, func(in *checkInput) []Result { return checkGPUIdleOnline(in.prom) }},
+	{CheckGPULoanForecast, []string{readDeployments, readStatefulSets, readNodes}, func(in *checkInput) []Result { return checkGPULoanForecast(in.s, in.prom) }},
+	// Needs none: it says itself when ScaledObjects cannot be read.
+	{CheckGPULoanKEDA, nil, func(in *checkInput) []Result { return checkGPULoanKEDA(in.s) }},
 }
 
 // Run runs every check of the checklist on the snapshot, in its order; a

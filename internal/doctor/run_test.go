@@ -29,7 +29,7 @@ func TestRunOnAHealthyCluster(t *testing.T) {
 		{CheckPendingResources, StatusOK, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusOK, ""}, {CheckGPUNodes, StatusOK, ""}, {CheckReclaimUsage, StatusOK, ""},
 		{CheckNodeAgent, StatusOK, ""}, {CheckOnlineSignal, StatusOK, ""}, {CheckCrashLoop, StatusOK, ""}, {CheckGPUMetricNames, StatusOK, ""},
-		{"prometheus", StatusSkip, ""},
+		{"prometheus", StatusSkip, ""}, {CheckGPULoanForecast, StatusOK, ""}, {CheckGPULoanKEDA, StatusOK, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -47,7 +47,7 @@ func TestRunWithoutTheCRD(t *testing.T) {
 	s.TFJobsServed, s.CRD = false, nil
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("backfill-offline", -100, corev1.PreemptNever)}
 	got := Run(s, nil)
-	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 14, StatusSkip: 3}, Count(got)); diff != "" {
+	if diff := cmp.Diff(map[Status]int{StatusFail: 1, StatusWarn: 1, StatusOK: 16, StatusSkip: 3}, Count(got)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s\n%+v", diff, got)
 	}
 	if !Failed(got) || got[0].Check != CheckCRD || got[0].Status != StatusFail {
@@ -63,7 +63,7 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 	s.Jobs = []kubeflowv1.TFJob{job}
 	s.Pods = []corev1.Pod{jobPod(job, "mnist-worker-0").obj()}
 	s.Forbidden = map[string]bool{readAllPods: true, readNodes: true, readPriorityClasses: true, readLeases: true,
-		readCRDs: true, readDeployments: true, readWorkloads: true, readPrometheusRules: true, readDashboards: true}
+		readCRDs: true, readDeployments: true, readStatefulSets: true, readWorkloads: true, readPrometheusRules: true, readDashboards: true}
 
 	got := Run(s, nil)
 	want := []verdict{
@@ -72,7 +72,7 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		{CheckPendingResources, StatusSkip, ""}, {CheckResourceQuota, StatusOK, ""}, {CheckLimitRange, StatusOK, ""},
 		{CheckPodCreate, StatusOK, ""}, {CheckOfflinePriority, StatusSkip, ""}, {CheckGPUNodes, StatusSkip, ""}, {CheckReclaimUsage, StatusSkip, ""},
 		{CheckNodeAgent, StatusSkip, ""}, {CheckOnlineSignal, StatusSkip, ""}, {CheckCrashLoop, StatusOK, ""}, {CheckGPUMetricNames, StatusSkip, ""},
-		{"prometheus", StatusSkip, ""},
+		{"prometheus", StatusSkip, ""}, {CheckGPULoanForecast, StatusSkip, ""}, {CheckGPULoanKEDA, StatusOK, ""},
 	}
 	if diff := cmp.Diff(want, verdicts(got)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -92,6 +92,9 @@ func TestRunWithNamespaceAccessOnly(t *testing.T) {
 		}
 		if r.Check == CheckGPUMetricNames && r.Finding != "cannot read prometheusrules.monitoring.coreos.com in every namespace or configmaps in every namespace, so the GPU metric names they query were not checked" {
 			t.Errorf("gpu-metric-names SKIP says %q, want the refused reads", r.Finding)
+		}
+		if r.Check == CheckGPULoanForecast && r.Finding != "not checked: you may not list deployments in every namespace or statefulsets in every namespace or nodes, which this check needs" {
+			t.Errorf("gpu-loan-forecast SKIP says %q, want the refused reads", r.Finding)
 		}
 		if r.Check == CheckOtherController && r.Finding != "not checked: you may not list deployments in every namespace or pods in every namespace or leases in every namespace, which this check needs" {
 			t.Errorf("other-tfjob-controller SKIP says %q, want the refused reads", r.Finding)

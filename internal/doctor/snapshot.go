@@ -58,6 +58,11 @@ type Snapshot struct {
 	// Deployments are every Deployment of the cluster: another TFJob
 	// controller is found by its Deployment.
 	Deployments []appsv1.Deployment
+	// StatefulSets are every StatefulSet of the cluster: with the
+	// Deployments, the online workloads GPU loans forecast.
+	StatefulSets []appsv1.StatefulSet
+	// KEDA is what doctor read of KEDA's ScaledObjects.
+	KEDA KEDAView
 	// ControllerLeases are the leader-election Leases of other TFJob
 	// controllers (by name) in any namespace.
 	ControllerLeases []coordinationv1.Lease

@@ -69,16 +69,13 @@ func forecastOf(w workload, so *scaledObject, history *tide.History, defaultWarm
 		}
 		f.problem = fmt.Errorf("%s %s: %w", w.kind, w, err)
 	}
-	if so != nil && len(so.crons) > 0 {
-		s, err := tide.NewCronSchedule(so.crons, floor)
-		if err == nil && so.err == nil {
+	if so != nil && so.hasCrons() {
+		s, err := so.schedule(floor)
+		if err == nil {
 			f.replicas, f.source = s, sourceKEDA
 			return f
 		}
-		if err == nil {
-			err = so.err
-		}
-		f.problem = fmt.Errorf("KEDA ScaledObject %s: %w", so.name, err)
+		f.problem = err
 	}
 	if history != nil {
 		f.replicas, f.source = history, sourceHistory

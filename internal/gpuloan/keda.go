@@ -45,12 +45,17 @@ func readScaledObjects(ctx context.Context, dc dynamic.Interface) (byTarget map[
 	case err != nil:
 		return nil, false, fmt.Errorf("listing KEDA ScaledObjects (%s): %w", ScaledObjects.GroupResource(), err)
 	}
+	return scaledObjectsOf(list.Items), true, nil
+}
+
+// scaledObjectsOf reads listed ScaledObjects, by target.
+func scaledObjectsOf(items []unstructured.Unstructured) map[string]scaledObject {
 	out := map[string]scaledObject{}
-	for i := range list.Items {
-		so := scaledObjectOf(&list.Items[i])
+	for i := range items {
+		so := scaledObjectOf(&items[i])
 		out[so.target] = so
 	}
-	return out, true, nil
+	return out
 }
 
 // scaledObjectOf reads a ScaledObject as KEDA does: scaleTargetRef.kind
@@ -77,10 +82,28 @@ func scaledObjectOf(u *unstructured.Unstructured) scaledObject {
 		md, _, _ := unstructured.NestedStringMap(trigger, "metadata")
 		desired, err := strconv.ParseInt(md["desiredReplicas"], 10, 32)
 		if err != nil {
-			so.err = fmt.Errorf("ScaledObject %s trigger %d: desiredReplicas %q is not a whole number", so.name, i+1, md["desiredReplicas"])
+			so.err = fmt.Errorf("trigger %d: desiredReplicas %q is not a whole number", i+1, md["desiredReplicas"])
 			continue
 		}
 		so.crons = append(so.crons, tide.CronTrigger{Timezone: md["timezone"], Start: md["start"], End: md["end"], DesiredReplicas: int32(desired)})
 	}
 	return so
+}
+
+// hasCrons reports whether the ScaledObject has cron triggers, readable
+// or not.
+func (so scaledObject) hasCrons() bool { return len(so.crons) > 0 || so.err != nil }
+
+// schedule is its cron triggers as a schedule, floor replicas outside
+// their windows, or why they cannot be read.
+func (so scaledObject) schedule(floor int32) (*tide.CronSchedule, error) {
+	err := so.err
+	var s *tide.CronSchedule
+	if err == nil {
+		s, err = tide.NewCronSchedule(so.crons, floor)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("KEDA ScaledObject %s: %w", so.name, err)
+	}
+	return s, nil
 }

@@ -40,28 +40,33 @@ func (w workload) String() string { return w.namespace + "/" + w.name }
 // onlineWorkloads lists the Deployments and StatefulSets whose pods
 // request GPUs and are online (colocation.PodTier).
 func onlineWorkloads(ctx context.Context, r client.Reader, offlineClass string) ([]workload, error) {
-	var out []workload
 	var deployments appsv1.DeploymentList
 	if err := r.List(ctx, &deployments); err != nil {
 		return nil, fmt.Errorf("listing Deployments for online GPU workloads: %w", err)
-	}
-	for i := range deployments.Items {
-		d := &deployments.Items[i]
-		if w, ok := workloadOf(kindDeployment, d.Namespace, d.Name, d.Annotations, d.Spec.Replicas, &d.Spec.Template, offlineClass); ok {
-			out = append(out, w)
-		}
 	}
 	var sets appsv1.StatefulSetList
 	if err := r.List(ctx, &sets); err != nil {
 		return nil, fmt.Errorf("listing StatefulSets for online GPU workloads: %w", err)
 	}
-	for i := range sets.Items {
-		s := &sets.Items[i]
+	return workloadsOf(deployments.Items, sets.Items, offlineClass), nil
+}
+
+// workloadsOf are the online GPU workloads among deployments and sets.
+func workloadsOf(deployments []appsv1.Deployment, sets []appsv1.StatefulSet, offlineClass string) []workload {
+	var out []workload
+	for i := range deployments {
+		d := &deployments[i]
+		if w, ok := workloadOf(kindDeployment, d.Namespace, d.Name, d.Annotations, d.Spec.Replicas, &d.Spec.Template, offlineClass); ok {
+			out = append(out, w)
+		}
+	}
+	for i := range sets {
+		s := &sets[i]
 		if w, ok := workloadOf(kindStatefulSet, s.Namespace, s.Name, s.Annotations, s.Spec.Replicas, &s.Spec.Template, offlineClass); ok {
 			out = append(out, w)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // workloadOf is a Deployment's or StatefulSet's workload, ok when its pods
