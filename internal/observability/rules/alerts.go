@@ -41,6 +41,7 @@ func Groups() []Group {
 		{Name: "backfill-reclaim", Alerts: []Alert{reclaimEvictionStorm(), reclaimUsageStale()}},
 		{Name: "backfill-node-agent", Alerts: []Alert{onlinePodsWaitForCPU(), nodeAgentMissing()}},
 		{Name: "backfill-online", Alerts: []Alert{onlineObjectiveMissed()}},
+		{Name: "backfill-gpu-loans", Alerts: []Alert{gpuLoanReturnedLate(), gpuLoanMissedReturn()}},
 	}
 }
 

@@ -220,6 +220,8 @@ func TestEveryAlertTested(t *testing.T) {
 		"BackfillOnlinePodsWaitForCPU", "BackfillNodeAgentMissing",
 		// TestOnlineAlerts
 		"BackfillOnlineObjectiveMissed",
+		// TestGPULoanAlerts
+		"BackfillGPULoanReturnedLate", "BackfillGPULoanMissedReturn",
 	}
 	var names []string
 	for _, g := range Groups() {

@@ -13,6 +13,7 @@ var essentialAlerts = []string{
 	"BackfillReclaimUsageStale",
 	"BackfillOnlinePodsWaitForCPU", "BackfillNodeAgentMissing",
 	"BackfillOnlineObjectiveMissed",
+	"BackfillGPULoanMissedReturn",
 }
 
 func TestEveryAlertHasAProfile(t *testing.T) {

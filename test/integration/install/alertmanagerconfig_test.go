@@ -19,7 +19,7 @@ import (
 // The PrometheusRule holds the alerts of alerting.profile, group by group
 // as the generated rule file of that profile, and says which profile.
 func TestAlertProfiles(t *testing.T) {
-	for profile, want := range map[rules.Profile]int{rules.ProfileEssential: 6, rules.ProfileFull: 14} {
+	for profile, want := range map[rules.Profile]int{rules.ProfileEssential: 7, rules.ProfileFull: 16} {
 		t.Run(string(profile), func(t *testing.T) {
 			groups := rules.InProfile(rules.Groups(), profile)
 			if got := len(rules.AlertNames(groups)); got != want {
