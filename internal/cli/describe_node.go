@@ -15,7 +15,10 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
+	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
@@ -25,6 +28,10 @@ type nodeDescription struct {
 	node   *corev1.Node
 	pods   []corev1.Pod
 	events []corev1.Event // oldest first, at most maxEvents
+	// jobs are the TFJobs of the node's GPU pods, by namespace/name, for
+	// their GPU loans' state; jobErrs say why one could not be read.
+	jobs    map[string]*kubeflowv1.TFJob
+	jobErrs map[string]error
 }
 
 func gatherNodeDescription(ctx context.Context, k *kube, name string) (*nodeDescription, error) {
@@ -54,7 +61,32 @@ func gatherNodeDescription(ctx context.Context, k *kube, name string) (*nodeDesc
 	if n := len(events.Items); n > maxEvents {
 		events.Items = events.Items[n-maxEvents:]
 	}
-	return &nodeDescription{node: &node, pods: pods.Items, events: events.Items}, nil
+	d := &nodeDescription{node: &node, pods: pods.Items, events: events.Items}
+	d.readLoanJobs(ctx, k)
+	return d, nil
+}
+
+// readLoanJobs reads the TFJobs whose pods hold GPUs on the node, for
+// their loans' state. A job that cannot be read is noted, not fatal: the
+// rest of the node's description stands without it.
+func (d *nodeDescription) readLoanJobs(ctx context.Context, k *kube) {
+	d.jobs, d.jobErrs = map[string]*kubeflowv1.TFJob{}, map[string]error{}
+	for i := range d.pods {
+		p := &d.pods[i]
+		name, ok := colocation.ControllingTFJob(p)
+		key := p.Namespace + "/" + name
+		if !ok || gpuloan.GPUsOf(p) <= 0 || d.jobs[key] != nil || d.jobErrs[key] != nil {
+			continue
+		}
+		var job kubeflowv1.TFJob
+		switch err := k.client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, &job); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			d.jobErrs[key] = err
+		default:
+			d.jobs[key] = &job
+		}
+	}
 }
 
 // renderNodeDescription writes describe node's report as seen at now.
@@ -78,6 +110,7 @@ func renderNodeDescription(out io.Writer, d *nodeDescription, now time.Time) err
 	default:
 		writeExplanation(w, e, now)
 	}
+	writeGPULoans(w, d, now)
 	writeNodePods(w, d.pods)
 	writeNodeEvents(w, d.events, now)
 	return w.Flush()
@@ -203,4 +236,57 @@ func writeNodeEvents(w io.Writer, events []corev1.Event, now time.Time) {
 		e := &events[i]
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", e.Type, e.Reason, age(metav1.NewTime(eventTime(e)), now), e.Message)
 	}
+}
+
+// writeGPULoans writes, for a node with GPUs, its pool and the GPUs
+// training holds there on loan (internal/gpuloan), by job, with each
+// loan's state: told to return by its deadline, or paused.
+func writeGPULoans(w io.Writer, d *nodeDescription, now time.Time) {
+	gpus := d.node.Status.Allocatable[clusterview.ResourceGPU]
+	if gpus.IsZero() {
+		return
+	}
+	pool := gpuloan.PoolOfNode(d.node.Labels)
+	loans := gpuloan.LoansOnNode(d.pods, d.jobs, colocation.DefaultOfflinePriorityClass)
+	lent := 0
+	for _, l := range loans {
+		lent += l.GPUs
+	}
+	fmt.Fprintf(w, "GPU loans:\tpool %s (label %s), %d of %d GPUs lent to training\n", pool, colocation.GPUModelLabel, lent, gpus.Value())
+	if len(loans) == 0 {
+		fmt.Fprintln(w, "  <none>")
+		return
+	}
+	fmt.Fprintln(w, "  TFJOB\tGPUS\tLOAN")
+	for _, l := range loans {
+		fmt.Fprintf(w, "  %s\t%d\t%s\n", l.Job, l.GPUs, loanInWords(l, d.jobErrs[l.Job], now))
+	}
+}
+
+// loanInWords says where a job's loan stands.
+func loanInWords(l gpuloan.NodeLoan, jobErr error, now time.Time) string {
+	s := l.State
+	switch {
+	case jobErr != nil:
+		return fmt.Sprintf("state unknown: reading the TFJob failed: %v", jobErr)
+	case l.StateErr != nil:
+		return fmt.Sprintf("state unreadable: %v", l.StateErr)
+	case s.Phase == gpuloan.PhaseReturning:
+		left := "passed"
+		if s.Deadline.After(now) {
+			left = s.Deadline.Sub(now).Round(time.Second).String() + " left"
+		}
+		out := fmt.Sprintf("returning to online: stop notice %s, GPUs back by %s (%s)",
+			s.NoticeAt.UTC().Format(time.RFC1123Z), s.Deadline.UTC().Format(time.RFC1123Z), left)
+		if s.Late {
+			out += "; late: online pods wait for these GPUs"
+		}
+		return out
+	case s.Phase == gpuloan.PhasePaused:
+		// Its pods are on their way out.
+		return "paused: " + s.PausedMessage()
+	case s.Phase == gpuloan.PhaseLent:
+		return "lent, resumed " + s.ResumedAt.UTC().Format(time.RFC1123Z)
+	}
+	return "lent"
 }

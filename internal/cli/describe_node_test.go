@@ -11,7 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/gpuloan"
+	"github.com/backfill-dev/backfill/internal/queueing"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
 
@@ -75,6 +78,48 @@ func TestDescribeNode(t *testing.T) {
 			checkGolden(t, name, out.String())
 		})
 	}
+}
+
+// A GPU node shows its pool and the GPUs training holds there on loan, by
+// job: a loan told to return with its deadline, a job Kueue manages left
+// out, online pods' GPUs not counted.
+func TestDescribeNodeGPULoans(t *testing.T) {
+	gpus := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+	}
+	pod := func(name, job, n string) corev1.Pod {
+		p := corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name},
+			Spec: corev1.PodSpec{NodeName: "gpu-0", PriorityClassName: colocation.DefaultOfflinePriorityClass,
+				Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: gpus(n), Limits: gpus(n)}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+		if job != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: job, Controller: ptr.To(true)}}
+		} else {
+			p.Namespace, p.Spec.PriorityClassName = "shop", ""
+		}
+		return p
+	}
+	returning := gpuloan.LoanState{Phase: gpuloan.PhaseReturning, Pool: "NVIDIA-A100-SXM4-80GB", GPUs: 3,
+		NoticeAt: fixedNow.Add(-5 * time.Minute), Deadline: fixedNow.Add(7 * time.Minute)}
+	state, _ := json.Marshal(returning)
+	jobs := map[string]*kubeflowv1.TFJob{
+		"ml/train":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "train", Annotations: map[string]string{gpuloan.LoanAnnotation: string(state)}}},
+		"ml/other":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "other"}},
+		"ml/queued": {ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "queued", Labels: map[string]string{queueing.QueueNameLabel: "gpu"}}},
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-0", Labels: map[string]string{colocation.GPUModelLabel: "NVIDIA-A100-SXM4-80GB"}},
+		Status: corev1.NodeStatus{Capacity: gpus("8"), Allocatable: gpus("8")}}
+	d := &nodeDescription{node: node, jobs: jobs, pods: []corev1.Pod{
+		pod("train-worker-0", "train", "2"), pod("train-worker-1", "train", "1"), pod("other-worker-0", "other", "1"),
+		pod("queued-worker-0", "queued", "1"), pod("infer-0", "", "2"),
+	}}
+	var out bytes.Buffer
+	if err := renderNodeDescription(&out, d, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "describe-node-gpu-loans", out.String())
 }
 
 func TestDescribedObject(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,7 +21,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/devcluster"
+	"github.com/backfill-dev/backfill/internal/metrics"
 	"github.com/backfill-dev/backfill/internal/observability/dashboards"
 )
 
@@ -45,7 +48,8 @@ func newTopCommand() *cobra.Command {
 		Long: `Show what the Grafana co-location cockpit shows, in the terminal: online and
 offline CPU used, GPU utilisation of training pods, GPUs free, the
 cluster's CPU and memory utilisation, the per-node watermark table (the
-columns to scan for trouble, within 120 columns; -o wide for all), and a
+columns to scan for trouble, within 120 columns, among them the GPUs
+training pods hold on loan; -o wide for all), and a
 chart of the last hour of online and offline CPU use. The numbers come from
 Prometheus, by the same queries as the dashboard, and refresh every
 --interval until Ctrl-C.
@@ -250,16 +254,46 @@ var topColumns = map[string]topColumn{
 	"BestEffort":        {header: "BESTEFFORT"},
 	"GPUs allocated":    {header: "GPU ALLOC", glance: true},
 	"GPUs free":         {header: "GPU FREE", glance: true},
+	"GPUs lent":         {header: "GPU LENT", glance: true},
 	"Reclaim frozen":    {header: "FROZEN", glance: true},
 }
 
-// tableColumns are the cockpit table's columns top shows, in the
-// dashboard's order, and their headers: all of them with wide, else the
-// glance.
+// lentColumn is a column of top's own beside the cockpit's: the GPUs
+// training pods hold on each node, which are GPU loans (internal/gpuloan)
+// but for the jobs Kueue manages.
+func lentColumn() dashboards.Column {
+	return dashboards.Column{Name: "GPUs lent", Unit: dashboards.UnitCount,
+		Expr: fmt.Sprintf(`sum by (node) (%s{tier=%q,resource="nvidia_com_gpu"})`, metrics.NameNodeRequests, colocation.TierOffline)}
+}
+
+// allColumns are the cockpit table's columns, in the dashboard's order,
+// with lentColumn after the GPUs free (at the end without them) unless
+// the dashboard has a column of its name.
+func allColumns() []dashboards.Column {
+	cockpit := dashboards.WatermarkColumns()
+	lent := lentColumn()
+	if slices.ContainsFunc(cockpit, func(c dashboards.Column) bool { return c.Name == lent.Name }) {
+		return cockpit
+	}
+	out := make([]dashboards.Column, 0, len(cockpit)+1)
+	for _, c := range cockpit {
+		out = append(out, c)
+		if c.Name == "GPUs free" {
+			out = append(out, lent)
+		}
+	}
+	if len(out) == len(cockpit) {
+		out = append(out, lent)
+	}
+	return out
+}
+
+// tableColumns are the table's columns top shows (allColumns) and their
+// headers: all of them with wide, else the glance.
 func tableColumns(wide bool) ([]dashboards.Column, []string) {
 	var columns []dashboards.Column
 	var headers []string
-	for _, c := range dashboards.WatermarkColumns() {
+	for _, c := range allColumns() {
 		tc, ok := topColumns[c.Name]
 		if !ok {
 			tc = topColumn{header: strings.ToUpper(c.Name)}

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/backfill-dev/backfill/internal/observability/dashboards"
 )
@@ -93,7 +94,7 @@ func asTop(expr string) string {
 
 func TestTopFrame(t *testing.T) {
 	figures := dashboards.CockpitFigures()
-	columns := dashboards.WatermarkColumns()
+	columns := allColumns()
 	column := func(name string) string {
 		for _, c := range columns {
 			if c.Name == name {
@@ -114,6 +115,7 @@ func TestTopFrame(t *testing.T) {
 		column("CPU req online"):     {"cpu-node-0": 12, "gpu-node-0": 0},
 		column("Mem req offline"):    {"gpu-node-0": 4 * 1024 * 1024 * 1024},
 		column("GPUs free"):          {"gpu-node-0": 7},
+		column("GPUs lent"):          {"gpu-node-0": 1, "cpu-node-0": 0},
 		column("CPU reclaimable"):    {"cpu-node-0": 2.5, "gpu-node-0": 0},
 		column("Reclaim frozen"):     {"cpu-node-0": 0, "gpu-node-0": 1},
 	}}
@@ -160,12 +162,14 @@ func TestTopFrame(t *testing.T) {
 	want["cpu-node-0"]["Pods online"], want["cpu-node-0"]["CPU req online"] = "6", "12.00"
 	want["gpu-node-0"]["Pods online"], want["gpu-node-0"]["CPU req online"] = "0", "0.00"
 	want["gpu-node-0"]["Mem req offline"], want["gpu-node-0"]["GPUs free"] = "4.0Gi", "7"
+	want["gpu-node-0"]["GPUs lent"], want["cpu-node-0"]["GPUs lent"] = "1", "0"
 	want["cpu-node-0"]["CPU reclaimable"], want["gpu-node-0"]["CPU reclaimable"] = "2.50", "0.00"
 	want["cpu-node-0"]["Reclaim frozen"], want["gpu-node-0"]["Reclaim frozen"] = "0", "1"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("watermark table (-want +got):\n%s\n%s", diff, out.String())
 	}
-	// Every query top runs is one of the dashboard's, substituted.
+	// Every query top runs is one of the dashboard's, substituted, or
+	// its own column of GPUs lent.
 	if len(fake.asked) != len(figures)+len(columns) {
 		t.Errorf("top ran %d queries, want %d (one per figure and column)", len(fake.asked), len(figures)+len(columns))
 	}
@@ -378,7 +382,7 @@ func TestTopGlance(t *testing.T) {
 	}
 	sorted := slices.Sorted(slices.Values(nodes))
 	results := map[string]map[string]float64{}
-	for i, c := range dashboards.WatermarkColumns() {
+	for i, c := range allColumns() {
 		byNode := map[string]float64{}
 		for j, n := range nodes {
 			v := float64(100*(i+1) + j)
@@ -431,8 +435,8 @@ func TestTopGlance(t *testing.T) {
 				}
 			}
 			if output == outputWide {
-				if len(columns) != len(dashboards.WatermarkColumns()) {
-					t.Errorf("-o wide has %d columns, want all %d", len(columns), len(dashboards.WatermarkColumns()))
+				if len(columns) != len(allColumns()) {
+					t.Errorf("-o wide has %d columns, want all %d", len(columns), len(allColumns()))
 				}
 				return
 			}
@@ -448,7 +452,7 @@ func TestTopGlance(t *testing.T) {
 			if len(names) != len(nodes) || !names["cpu-0"] {
 				t.Errorf("glance names %v, want %d told apart, cpu-0 whole", names, len(nodes))
 			}
-			for _, h := range []string{"PODS OFF", "CPU ON", "CPU OFF", "BATCH CPU", "BATCH HELD", "GPU ALLOC", "GPU FREE", "FROZEN"} {
+			for _, h := range []string{"PODS OFF", "CPU ON", "CPU OFF", "BATCH CPU", "BATCH HELD", "GPU ALLOC", "GPU FREE", "GPU LENT", "FROZEN"} {
 				if !strings.Contains(table[0], h) {
 					t.Errorf("glance header %q lacks %s", table[0], h)
 				}
@@ -474,5 +478,23 @@ func TestElide(t *testing.T) {
 		if got := elide(tc.in, tc.width); got != tc.want || utf8.RuneCountInString(got) > tc.width {
 			t.Errorf("elide(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
+	}
+}
+
+// top's own column is PromQL over the manager's requests of offline pods
+// in GPUs, and sits in the glance right after the GPUs free.
+func TestLentColumn(t *testing.T) {
+	c := lentColumn()
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(c.Expr)
+	if err != nil {
+		t.Fatalf("GPUs lent: %q is no PromQL: %v", c.Expr, err)
+	}
+	if got := e.String(); !strings.Contains(got, `backfill_node_requests{resource="nvidia_com_gpu",tier="offline"}`) || !strings.Contains(got, "sum by (node)") {
+		t.Errorf("GPUs lent reads %s, want the offline pods' GPU requests by node", got)
+	}
+	_, headers := tableColumns(false)
+	i := slices.Index(headers, "GPU FREE")
+	if i < 0 || i+1 >= len(headers) || headers[i+1] != "GPU LENT" {
+		t.Errorf("glance headers %v: want GPU LENT right after GPU FREE", headers)
 	}
 }
