@@ -32,15 +32,45 @@ func cleanPodPolicyInWords(rp *kubeflowv1.RunPolicy) string {
 // queuedState is the state of a job that waits in a Kueue queue.
 const queuedState = "Queued"
 
+// pausedState is the state of a job the manager's GPU loans paused: it
+// returned its GPUs to online work and waits for its next loan.
+const pausedState = "Paused"
+
+// pausedByLoan says why the manager's GPU loans paused the job and when
+// it may borrow again ("returned 4 GPUs of pool … to online work at …,
+// next loan from ~…"): the job's colocation.GPULoanPausedAnnotation, which
+// the operator copies into its Suspended condition. ok is false unless
+// the job is suspended for it and not done.
+func pausedByLoan(job *kubeflowv1.TFJob) (why string, ok bool) {
+	if isDone(job) {
+		return "", false
+	}
+	why = job.Annotations[colocation.GPULoanPausedAnnotation]
+	c := jobCondition(job, kubeflowv1.JobSuspended)
+	byCondition := c != nil && c.Status == corev1.ConditionTrue && c.Reason == colocation.ReasonGPUsReturnedToOnline
+	suspended := job.Spec.RunPolicy.Suspend != nil && *job.Spec.RunPolicy.Suspend
+	switch {
+	case byCondition && why == "":
+		return c.Message, true
+	case byCondition || (suspended && why != ""):
+		return why, true
+	}
+	return "", false
+}
+
 // stateOf is the job's state as get and describe show it: jobState, but a
 // job that waits in a Kueue queue (suspended, with a queue-name label)
-// shows Queued unless it is done, and a job the operator holds back before
-// it starts (its Created condition is False: a PriorityClass that does not
-// exist, an invalid capacity annotation) shows why instead of Pending,
-// which is for a job the operator has not seen yet.
+// shows Queued unless it is done, a job GPU loans paused shows Paused, and
+// a job the operator holds back before it starts (its Created condition
+// is False: a PriorityClass that does not exist, an invalid capacity
+// annotation) shows why instead of Pending, which is for a job the
+// operator has not seen yet.
 func stateOf(job *kubeflowv1.TFJob) string {
 	if queueing.Queued(job) && !isDone(job) {
 		return queuedState
+	}
+	if _, ok := pausedByLoan(job); ok {
+		return pausedState
 	}
 	state := jobState(job)
 	if c := jobCondition(job, kubeflowv1.JobCreated); state == "Pending" && c != nil && c.Status == corev1.ConditionFalse {
@@ -58,6 +88,9 @@ func jobStateInWords(job *kubeflowv1.TFJob) string {
 	state := stateOf(job)
 	if state == queuedState {
 		return queuedState + " (suspended in LocalQueue " + queueing.QueueName(job) + ": no pod runs until Kueue admits the job, see Queue)"
+	}
+	if why, ok := pausedByLoan(job); ok {
+		return pausedState + " (by GPU loans: " + why + "; the manager resumes it when a loan is long enough)"
 	}
 	if state != jobState(job) {
 		return state + " (held: the operator creates no pod until this is fixed, see Conditions)"

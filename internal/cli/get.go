@@ -147,7 +147,19 @@ func renderJobTable(out io.Writer, jobs []kubeflowv1.TFJob, pods jobPods, opts t
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// Why a paused job waits, and until when, is a sentence: below the
+	// table rather than in a column.
+	for i := range jobs {
+		if why, ok := pausedByLoan(&jobs[i]); ok {
+			if _, err := fmt.Fprintf(out, "%s/%s is paused: it %s\n", jobs[i].Namespace, jobs[i].Name, why); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // jobRow is one job's cells of the table.

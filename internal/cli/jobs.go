@@ -114,11 +114,15 @@ func jobState(job *kubeflowv1.TFJob) string {
 }
 
 // waitingFor is why the job's pods wait for capacity, as kubectl's
-// Waiting column shows it: the reason of its CapacityPending condition,
+// Waiting column shows it: the reason of its CapacityPending condition;
+// for a job GPU loans paused, colocation.ReasonGPUsReturnedToOnline;
 // "<none>" when they do not.
 func waitingFor(job *kubeflowv1.TFJob) string {
 	if c := jobCondition(job, kubeflowv1.JobCapacityPending); c != nil && c.Status == corev1.ConditionTrue {
 		return c.Reason
+	}
+	if _, ok := pausedByLoan(job); ok {
+		return colocation.ReasonGPUsReturnedToOnline
 	}
 	return "<none>"
 }
