@@ -62,6 +62,7 @@ func TestDoctorWithNamespaceAccessOnly(t *testing.T) {
 	r.mustFind(t, "priority-class-missing", "SKIP", "", "you may not list priorityclasses")
 	r.mustFind(t, "tfjob-crd-match", "SKIP", "", "you may not list customresourcedefinitions")
 	r.mustFind(t, "other-tfjob-controller", "SKIP", "", "you may not list deployments in every namespace or pods in every namespace")
+	r.mustFind(t, "gpu-loan-forecast", "SKIP", "", "you may not list deployments in every namespace or statefulsets in every namespace or nodes")
 	r.mustFind(t, "tfjob-crd", "OK", "")
 	r.mustFind(t, "crash-loop", "OK", "")
 	r.mustFind(t, "resource-quota", "OK", "")
