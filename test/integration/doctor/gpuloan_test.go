@@ -105,4 +105,3 @@ func cronTrigger(start string) any {
 	return map[string]any{"type": "cron", "metadata": map[string]any{
 		"timezone": "Europe/Berlin", "start": start, "end": "0 22 * * *", "desiredReplicas": "4"}}
 }
-
