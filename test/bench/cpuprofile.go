@@ -77,6 +77,7 @@ func getCPUProfile(ctx context.Context, addr string) ([]byte, error) {
 // cpuProfile is a finished profile: where it is and its top entries.
 type cpuProfile struct {
 	path      string
+	heap      string   // a heap profile taken as the run ended, with its allocations since the start
 	flat, cum []string // `go tool pprof -top` lines, header first
 }
 
@@ -144,6 +145,9 @@ func printCPUProfile(out io.Writer, what string, p *cpuProfile) {
 		return
 	}
 	fmt.Fprintf(out, "\nCPU profile of the manager, %s: %s\n", what, p.path)
+	if p.heap != "" {
+		fmt.Fprintf(out, "its allocations since its start: go tool pprof -sample_index=alloc_space %s\n", p.heap)
+	}
 	fmt.Fprintln(out, "top 10 by flat time:")
 	for _, l := range p.flat {
 		fmt.Fprintln(out, "  "+l)

@@ -97,6 +97,19 @@ func (a *arrivals) waitFor(ctx context.Context, n int) (time.Time, error) {
 	return last, nil
 }
 
+// earliest is when the first object arrived; zero if none did.
+func (a *arrivals) earliest() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var first time.Time
+	for _, e := range a.first {
+		if first.IsZero() || e.at.Before(first) {
+			first = e.at
+		}
+	}
+	return first
+}
+
 // completeAt is, per job, when its n-th object arrived; jobs with fewer
 // are left out.
 func (a *arrivals) completeAt(n int) map[string]time.Time {

@@ -66,13 +66,17 @@ type timedRun struct {
 	// allObjects is from the manager's start (catch-up) or the first
 	// submission (steady) until every pod and service existed.
 	allObjects time.Duration
-	submitted  time.Duration // steady: the last submission
-	timeToPods []time.Duration
-	run        window
-	peakRSS    int64
-	status     statusCount
-	objects    objectCount
-	profile    *cpuProfile // of the manager's CPU, if asked for
+	// firstObject is from the same start until the first pod or service
+	// existed: in a catch-up, the manager's start-up (the APF probe,
+	// discovery, syncing its caches) before its first create.
+	firstObject time.Duration
+	submitted   time.Duration // steady: the last submission
+	timeToPods  []time.Duration
+	run         window
+	peakRSS     int64
+	status      statusCount
+	objects     objectCount
+	profile     *cpuProfile // of the manager's CPU, if asked for
 }
 
 // cpuPerThousand is the manager's CPU seconds per 1,000 pods and
@@ -280,6 +284,7 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 		return res, fmt.Errorf("services: %w; see %s", err, m.proc.LogPath())
 	}
 	res.allObjects = max(lastPod.Sub(start), lastService.Sub(start))
+	res.firstObject = firstOf(pods.earliest(), services.earliest()).Sub(start)
 	if _, err := m.settle(ctx, 3*time.Second); err != nil {
 		return res, err
 	}
@@ -290,6 +295,11 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 	res.run, res.peakRSS = before.until(after), after.usage.peakRSS
 	if profiler != nil {
 		if res.profile, err = profiler.finish(); err != nil {
+			return res, err
+		}
+		// Its allocations since its start, beside the CPU profile.
+		res.profile.heap = filepath.Join(cfg.profileDir, profile+".heap.pb.gz")
+		if _, err := saveHeapProfile(ctx, pprofAddr, res.profile.heap); err != nil {
 			return res, err
 		}
 	}
@@ -307,6 +317,14 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 		return res, err
 	}
 	return res, m.stop()
+}
+
+// firstOf is the earlier of two times, either of which may be zero.
+func firstOf(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // submitSteadily creates the jobs one by one at rate a second, each on

@@ -66,9 +66,10 @@ func TestCatchUpSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.pb.gz"), "manager CPU per TFJob reconcile")
+	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.heap.pb.gz"), "the first pod or service, from the manager's start")
 }
 
-// checkProfiled checks that a report has row and names a CPU profile at
+// checkProfiled checks that a report has row and names a profile at
 // path, which exists and is not empty.
 func checkProfiled(t *testing.T, report, path, row string) {
 	t.Helper()
@@ -76,9 +77,9 @@ func checkProfiled(t *testing.T, report, path, row string) {
 		t.Errorf("the report has no row %q", row)
 	}
 	if !strings.Contains(report, path) {
-		t.Errorf("the report does not name the CPU profile %s", path)
+		t.Errorf("the report does not name the profile %s", path)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
-		t.Errorf("the CPU profile %s is missing or empty: %v", path, err)
+		t.Errorf("the profile %s is missing or empty: %v", path, err)
 	}
 }
