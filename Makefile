@@ -277,7 +277,7 @@ queue-tools: $(QUEUE_TOOLS) ## Build Kueue, which the suites and `backfill dev -
 keda-tools: $(KEDA_TOOLS) ## Build KEDA's operator and metrics apiserver, which the keda suite runs.
 
 .PHONY: dev-tools
-dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) ## Build what `backfill dev` runs.
+dev-tools: $(CONTROL_PLANE) $(SIM_TOOLS) $(OBS_TOOLS) $(ALERT_TOOLS) $(KEDA_TOOLS) ## Build what `backfill dev` runs (KEDA scales its GPU inference).
 
 .PHONY: dev
 dev: dev-tools ## Start the local cluster with the demo (backfill dev up).

@@ -98,7 +98,7 @@ func runBacklog(ctx context.Context, c client.Client, day clock) {
 // topUpBacklog submits backlog jobs until backlogInFlight are unfinished.
 func topUpBacklog(ctx context.Context, c client.Client, day clock, next *int) error {
 	var jobs kubeflowv1.TFJobList
-	if err := c.List(ctx, &jobs, client.InNamespace(backlogNamespace), client.HasLabels{BacklogLabel}); err != nil {
+	if err := c.List(ctx, &jobs, client.InNamespace(backlogNamespace), client.MatchingLabels{BacklogLabel: "backlog"}); err != nil {
 		return err
 	}
 	unfinished := 0

@@ -48,6 +48,7 @@ type Cluster struct {
 	mu          sync.Mutex
 	procs       []*process.Process  // in start order
 	commands    map[string][]string // each child's command line, binary first
+	envs        map[string][]string // each child's environment, nil for this process's
 	stopping    bool
 	kwok        *kwok.Kwok
 	servers     []*http.Server
@@ -123,6 +124,9 @@ func (c *Cluster) steps() []step {
 	if c.opts.Kueue {
 		steps = append(steps, step{"Kueue and the queue " + QueueNamespace + "/" + QueueName, c.startKueue})
 	}
+	if c.opts.runsInference() {
+		steps = append(steps, step{"KEDA (it scales the demo's GPU inference)", c.startKEDA})
+	}
 	steps = append(steps,
 		step{"the backfill manager", c.startManager},
 		step{"the simulated GPU exporter", c.startGPUSim},
@@ -160,13 +164,27 @@ func (c *Cluster) startChild(name string, address string, args ...string) error 
 // startCommand is startChild for any binary: one of BinDir, or a program
 // that runs the component (and is known by its name).
 func (c *Cluster) startCommand(name, address, binary string, args ...string) error {
+	return c.startCommandEnv(name, address, binary, nil, args...)
+}
+
+// startChildEnv is startChild with the child's environment (nil: this
+// process's).
+func (c *Cluster) startChildEnv(name, address string, env []string, args ...string) error {
+	return c.startCommandEnv(name, address, filepath.Join(c.opts.BinDir, name), env, args...)
+}
+
+func (c *Cluster) startCommandEnv(name, address, binary string, env []string, args ...string) error {
 	log := filepath.Join(c.opts.StateDir, "logs", name+".log")
-	p, err := process.StartNamed(name, binary, args, nil, log)
+	p, err := process.StartNamed(name, binary, args, env, log)
 	if err != nil {
 		return err
 	}
 	c.procs = append(c.procs, p)
 	c.commands[name] = append([]string{binary}, args...)
+	if c.envs == nil {
+		c.envs = map[string][]string{}
+	}
+	c.envs[name] = env
 	c.state.Components = append(c.state.Components, Component{Name: name, PID: p.PID(), Address: address, Log: log})
 	return nil
 }

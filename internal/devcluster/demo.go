@@ -28,11 +28,21 @@ func demoFiles() ([]string, error) {
 	return append([]string{"online-web.yaml"}, files...), nil
 }
 
-// loadDemo applies the demo manifests, creating their namespaces.
+// loadDemo applies the demo manifests, creating their namespaces, after
+// the GPU inference (inference.go) so that the example training finds the
+// GPUs its night leaves.
 func (c *Cluster) loadDemo(ctx context.Context) error {
 	files, err := demoFiles()
 	if err != nil {
 		return err
+	}
+	// The day starts at the last whole minute: the GPU inference's KEDA
+	// cron windows count whole minutes.
+	c.day = clock{start: time.Now().Truncate(time.Minute), dayLength: c.opts.DayLength}
+	if c.opts.runsInference() {
+		if err := c.loadInference(ctx); err != nil {
+			return err
+		}
 	}
 	for _, file := range files {
 		data, err := fs.ReadFile(examples.FS, file)
@@ -56,15 +66,19 @@ func (c *Cluster) loadDemo(ctx context.Context) error {
 }
 
 // startDay sets the online service's use going through its compressed
-// day, from midnight, and the backlog of training jobs arriving.
+// day, from midnight, and the backlogs of training jobs arriving.
 func (c *Cluster) startDay() {
-	c.day = clock{start: time.Now(), dayLength: c.opts.DayLength}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stopDemo = cancel
 	go runOnlineDay(ctx, c.client, c.day)
 	go runBacklog(ctx, c.client, c.day)
-	fmt.Fprintf(c.out, "  the online service's day runs in %v (an hour every %v); CPU training jobs keep arriving (label %s)\n",
+	fmt.Fprintf(c.out, "  the online service's day runs in %v (an hour every %v); CPU training jobs keep arriving (label %s=backlog)\n",
 		c.opts.DayLength, c.opts.DayLength/24, BacklogLabel)
+	if c.opts.runsInference() && c.opts.gpuBacklogWorkers() > 0 {
+		go c.opts.runGPUBacklog(ctx, c.client, c.day)
+		fmt.Fprintf(c.out, "  from the first evening, GPU training jobs of %d GPUs arrive from %02.0f:00 to %02.0f:00 (label %s=%s) and borrow the inference's GPUs until the morning (GPU loans)\n",
+			c.opts.gpuBacklogWorkers(), inferenceEvening, gpuBacklogLastHour, BacklogLabel, gpuBacklogValue)
+	}
 }
 
 // ensureNamespace creates a namespace unless it exists, and waits for its

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 )
 
@@ -29,6 +30,9 @@ func (c *Cluster) nodeSpecs() []kwok.NodeSpec {
 	}
 	for i := range c.opts.GPUNodes {
 		node.Name, node.GPUs = fmt.Sprintf("gpu-%d", i), c.opts.GPUsPerNode
+		// The simulated GPUs' model, as NVIDIA's GPU feature discovery
+		// labels a node: the GPU loans' pool.
+		node.Labels = map[string]string{colocation.GPUModelLabel: gpuModel}
 		specs = append(specs, node)
 	}
 	return specs

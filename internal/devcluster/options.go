@@ -98,6 +98,11 @@ func (o Options) Validate() error {
 	if o.DayLength < 2*time.Minute || o.DayLength > 48*time.Hour {
 		return fmt.Errorf("--day=%v: must be from 2m to 48h, e.g. 24m for an hour of the online service's day per minute", o.DayLength)
 	}
+	if o.runsInference() {
+		if err := validateInferenceDay(o.DayLength); err != nil {
+			return err
+		}
+	}
 	if o.TrainingDuration < time.Second {
 		return fmt.Errorf("--training-duration=%v: must be at least 1s", o.TrainingDuration)
 	}

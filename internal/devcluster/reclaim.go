@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/backfill-dev/backfill/internal/colocation"
+	"github.com/backfill-dev/backfill/internal/gpuloan"
 	"github.com/backfill-dev/backfill/internal/manager"
 	"github.com/backfill-dev/backfill/internal/reclaim"
 )
@@ -42,6 +43,25 @@ func (o Options) reclaimSettings() reclaim.Settings {
 	return s
 }
 
+// gpuLoanSettings are the GPU loans' production settings on the
+// compressed day: its minutes where production has minutes (a lead of 30
+// minutes of the day, 20 of checkpoint until measured, 10 of warm-up, a
+// loan of at least 15 worth a resume), and a decision every 2 minutes of
+// the day, at least a second. The checkpoint slack (1 minute in
+// production, no flag) is 5 minutes of the day, so that the notice stays
+// within the night.
+func (o Options) gpuLoanSettings() gpuloan.Settings {
+	minute := o.DayLength / (24 * 60)
+	s := gpuloan.DefaultSettings()
+	s.Interval = max(2*minute, time.Second).Round(100 * time.Millisecond)
+	s.Tide.Lead = 30 * minute
+	s.Tide.DefaultCheckpointTime = 20 * minute
+	s.Tide.CheckpointSlack = 5 * minute
+	s.Tide.MinLoan = 15 * minute
+	s.DefaultWarmUp = 10 * minute
+	return s
+}
+
 // managerOptions are the options of the manager the local cluster runs
 // (or tells the user to run): reclaimed capacity from its Prometheus,
 // the report endpoint training code posts its progress to, and leader
@@ -56,6 +76,7 @@ func (c *Cluster) managerOptions(metricsAddress string) manager.Options {
 	opts.PrometheusURL = "http://" + c.prometheusAddress()
 	opts.PrometheusRateWindow = devPrometheusRateWindow
 	opts.ReclaimSettings = c.opts.reclaimSettings()
+	opts.GPULoanSettings = c.opts.gpuLoanSettings()
 	opts.ReportAddress, opts.ReportCertDir, opts.ReportURL = c.reportAddress(), c.reportCertDir(), c.reportURL()
 	return opts
 }
@@ -92,5 +113,6 @@ func (c *Cluster) ManagerFlags() []string {
 		manager.FlagReclaimOnlineEvictAfter, manager.FlagReclaimOnlineRecoverAfter, manager.FlagReclaimOnlineWindow,
 		manager.FlagReportBindAddress, manager.FlagReportCertDir, manager.FlagReportURL,
 		manager.FlagReclaimGrowthPerMinute,
+		gpuloan.FlagInterval, gpuloan.FlagCheckpointTime, gpuloan.FlagWarmUp, gpuloan.FlagLead, gpuloan.FlagMinLoan,
 	)
 }

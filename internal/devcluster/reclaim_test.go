@@ -29,6 +29,7 @@ func TestManagerFlags(t *testing.T) {
 				"--reclaim-online-evict-after=15s", "--reclaim-online-recover-after=30s", "--reclaim-online-window=10s",
 				"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=" + certDir, "--report-url=https://127.0.0.1:9443",
 				"--reclaim-growth-per-minute=100",
+				"--gpu-loan-interval=2s", "--gpu-loan-checkpoint-time=20s", "--gpu-loan-warm-up=10s", "--gpu-loan-lead=30s", "--gpu-loan-min-loan=15s",
 			},
 		},
 		"a longer day: an hour is two minutes": {
@@ -42,6 +43,7 @@ func TestManagerFlags(t *testing.T) {
 				"--reclaim-online-evict-after=20s", "--reclaim-online-recover-after=1m0s", "--reclaim-online-window=10s",
 				"--report-bind-address=127.0.0.1:9443", "--report-cert-dir=" + certDir, "--report-url=https://127.0.0.1:9443",
 				"--reclaim-growth-per-minute=50",
+				"--gpu-loan-interval=4s", "--gpu-loan-checkpoint-time=40s", "--gpu-loan-warm-up=20s", "--gpu-loan-lead=1m0s", "--gpu-loan-min-loan=30s",
 			},
 		},
 	}
@@ -55,6 +57,9 @@ func TestManagerFlags(t *testing.T) {
 			}
 			if err := opts.reclaimSettings().Validate(); err != nil {
 				t.Errorf("the manager refuses the local cluster's reclaim settings: %v", err)
+			}
+			if err := opts.gpuLoanSettings().Validate(); err != nil {
+				t.Errorf("the manager refuses the local cluster's GPU loan settings: %v", err)
 			}
 		})
 	}

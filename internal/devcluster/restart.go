@@ -56,7 +56,7 @@ func (c *Cluster) restart(old *process.Process) (*process.Process, error) {
 	}
 	name := old.Name()
 	command := c.commands[name]
-	p, err := process.StartNamed(name, command[0], command[1:], nil, old.LogPath())
+	p, err := process.StartNamed(name, command[0], command[1:], c.envs[name], old.LogPath())
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,9 @@ import (
 	"strings"
 )
 
-// binaries are the tools the local cluster runs, all built by hack/tools.
+// binaries are the tools the local cluster runs, all built by hack/tools;
+// the demo's GPU inference needs KEDA's too (kedaBinaries), which the
+// dev-tools target builds as well.
 var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metrics-server", "prometheus", "alertmanager"}
 
 // queueBinaries are those of `dev --kueue`, which the queue-tools target
@@ -21,9 +23,12 @@ var queueBinaries = []string{"kueue"}
 // streaming its progress, or says how to get them.
 func ensureTools(opts Options, out io.Writer) error {
 	var missing []string
-	needed, targets := binaries, []string{"dev-tools"}
+	needed, targets := slices.Clone(binaries), []string{"dev-tools"}
+	if opts.runsInference() {
+		needed = append(needed, kedaBinaries...)
+	}
 	if opts.Kueue {
-		needed, targets = append(slices.Clone(binaries), queueBinaries...), append(targets, "queue-tools")
+		needed, targets = append(needed, queueBinaries...), append(targets, "queue-tools")
 	}
 	for _, b := range needed {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
@@ -36,7 +41,7 @@ func ensureTools(opts Options, out io.Writer) error {
 	if opts.RepoDir == "" {
 		return fmt.Errorf("%v missing from %s: run `make %s` in a backfill checkout, or `backfill dev up` from inside one", missing, opts.BinDir, strings.Join(targets, " "))
 	}
-	fmt.Fprintf(out, "Building %v into %s from their Go modules.\nThe first build takes 15-20 minutes and about 3.5 GB of memory; later starts take seconds.\n", missing, opts.BinDir)
+	fmt.Fprintf(out, "Building %v into %s from their Go modules.\nThe first build takes 32-45 minutes (KEDA alone 7-15) and about 3.5 GB of memory; later starts take seconds.\n", missing, opts.BinDir)
 	cmd := exec.Command("make", append([]string{"-C", opts.RepoDir, "BIN=" + opts.BinDir}, targets...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
