@@ -37,6 +37,8 @@ import (
 // Alertmanager to the local webhook sink, the metrics API
 // serving `kubectl top`, the online service's compressed day (training
 // above what priority alone allows by night, evictions at the peak), the
+// GPU inference's morning scale-up finding the GPUs training borrowed at
+// night returned in time (GPU loans), the
 // node agents' panels with data, their ceiling following the day; a
 // second `dev up` refused; `dev down` leaving no process and no listening
 // port behind.
@@ -91,6 +93,7 @@ func TestDevCluster(t *testing.T) {
 	checkTargetsUp(t, prom)
 	checkKubectlTop(t, state.Kubeconfig)
 	checkCompressedDay(t, prom, started)
+	checkMorningFindsGPUsFree(t, c, prom)
 	// Towards the peak the manager evicts more than 5 backlog pods within
 	// 10 minutes: BackfillReclaimEvictionStorm fires, and stays firing as
 	// long as its unscaled window holds them.
