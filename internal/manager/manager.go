@@ -96,7 +96,12 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := setupControllers(ctx, mgr, opts, gang); err != nil {
+	recorders, err := newEventRecorders(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetScheme(), ctrl.Log.WithName("events"))
+	if err != nil {
+		return err
+	}
+	defer recorders.stop()
+	if err := setupControllers(ctx, mgr, opts, gang, recorders); err != nil {
 		return err
 	}
 	logger.Info("Starting the manager", "host", cfg.Host, "leaderElection", opts.LeaderElect)
@@ -145,7 +150,7 @@ func prepareCluster(ctx context.Context, cfg *rest.Config, opts Options, logger 
 
 // setupControllers adds the metrics, reclaimed capacity, the report
 // endpoint and the TFJob controller to mgr.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang colocation.GangScheduler) error {
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang colocation.GangScheduler, recorders *eventRecorders) error {
 	view, err := clusterView(mgr, opts)
 	if err != nil {
 		return err
@@ -162,12 +167,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang 
 		return fmt.Errorf("setting up the metrics: %w", err)
 	}
 	if opts.Reclaim {
-		if tfjobOpts.Supply, err = setupReclaim(mgr, view, opts); err != nil {
+		if tfjobOpts.Supply, err = setupReclaim(mgr, view, opts, recorders); err != nil {
 			return err
 		}
 	}
 	if opts.GPULoans {
-		if err := setupGPULoans(mgr, view, opts); err != nil {
+		if err := setupGPULoans(mgr, view, opts, recorders); err != nil {
 			return err
 		}
 	}
@@ -177,7 +182,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang 
 	if tfjobOpts.Progress != nil {
 		metrics.ReportedJobs(tfjobOpts.Progress.Len)
 	}
-	r := tfjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(tfjob.ControllerName), clock.RealClock{}, tfjobOpts)
+	r := tfjob.NewReconciler(mgr.GetClient(), recorders.recorder(tfjob.ControllerName), clock.RealClock{}, tfjobOpts)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the TFJob controller: %w", err)
 	}
@@ -216,7 +221,7 @@ func clusterView(mgr ctrl.Manager, opts Options) (*clusterview.View, error) {
 
 // setupReclaim adds the reclaimed-capacity controller, on the leader, and
 // returns it: the TFJob controller reads what it offers.
-func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*reclaim.Controller, error) {
+func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options, recorders *eventRecorders) (*reclaim.Controller, error) {
 	var source reclaim.UsageSource
 	var err error
 	switch opts.UsageSource {
@@ -229,7 +234,7 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*recl
 		return nil, err
 	}
 	c := reclaim.NewController(mgr.GetClient(), view, source, opts.ReclaimSettings, opts.StopNotice,
-		mgr.GetEventRecorder(reclaim.ControllerName), clock.RealClock{}, ctrl.Log)
+		recorders.recorder(reclaim.ControllerName), clock.RealClock{}, ctrl.Log)
 	if opts.PrometheusURL != "" {
 		signals, err := reclaim.NewOnlineSignals(opts.PrometheusURL, opts.ReclaimSettings.OnlineWindow)
 		if err != nil {
@@ -243,13 +248,13 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options) (*recl
 // setupGPULoans adds the GPU loan controller, on the leader. It reads
 // KEDA's ScaledObjects through the dynamic client, so that KEDA is no
 // dependency, and the workloads' history from --prometheus-url if set.
-func setupGPULoans(mgr ctrl.Manager, view *clusterview.View, opts Options) error {
+func setupGPULoans(mgr ctrl.Manager, view *clusterview.View, opts Options, recorders *eventRecorders) error {
 	dc, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return fmt.Errorf("creating the GPU loans' dynamic client: %w", err)
 	}
 	c, err := gpuloan.NewController(mgr.GetClient(), mgr.GetAPIReader(), dc, view, opts.GPULoanSettings, opts.OfflinePriorityClass, opts.PrometheusURL,
-		mgr.GetEventRecorder(gpuloan.ControllerName), clock.RealClock{}, ctrl.Log)
+		recorders.recorder(gpuloan.ControllerName), clock.RealClock{}, ctrl.Log)
 	if err != nil {
 		return err
 	}
