@@ -86,5 +86,6 @@ func printCatchUpReport(out io.Writer, m machine, r *catchUpResult) {
 	row("events in the namespace, by reason", reasons(r.events))
 	row("elapsed until quiet (3 s without a request)", secs(run.run.elapsed.Round(time.Millisecond)))
 	flush()
-	printCPUProfile(out, "from its start until quiet", run.profile)
+	printCPUProfile(out, "the manager", "from its start until quiet", run.profile)
+	printCPUProfile(out, "kube-apiserver", "over the same span", run.apiProfile)
 }

@@ -10,33 +10,35 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 )
 
-// cpuProfiler takes back-to-back one-second CPU profiles of a manager
-// from its pprof endpoint until stopped, so that the profile covers a run
-// whose length is not known in advance; finish merges them into one.
+// cpuProfiler takes back-to-back one-second CPU profiles of a process
+// (the manager from its pprof endpoint, or kube-apiserver) until stopped,
+// so that the profile covers a run whose length is not known in advance;
+// finish merges them into one.
 type cpuProfiler struct {
-	addr, dir, name string
-	stopping        atomic.Bool
-	done            chan struct{}
-	chunks          []string
-	err             error
+	dir, name string
+	stopping  atomic.Bool
+	done      chan struct{}
+	chunks    []string
+	err       error
 }
 
 // profileChunkSeconds is the length of each profile taken; stop waits at
 // most this long for the last one.
 const profileChunkSeconds = 1
 
-// startCPUProfile starts profiling the manager whose pprof endpoint
-// listens on addr; the chunks go to dir, named after name.
-func startCPUProfile(ctx context.Context, addr, dir, name string) *cpuProfiler {
-	p := &cpuProfiler{addr: addr, dir: dir, name: name, done: make(chan struct{})}
+// startCPUProfile starts profiling with get, which reads one CPU profile
+// of profileChunkSeconds; the chunks go to dir, named after name.
+func startCPUProfile(ctx context.Context, get func(context.Context) ([]byte, error), dir, name string) *cpuProfiler {
+	p := &cpuProfiler{dir: dir, name: name, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		for i := 0; !p.stopping.Load(); i++ {
-			data, err := getCPUProfile(ctx, addr)
+			data, err := get(ctx)
 			if err != nil {
 				p.err = err
 				return
@@ -50,6 +52,23 @@ func startCPUProfile(ctx context.Context, addr, dir, name string) *cpuProfiler {
 		}
 	}()
 	return p
+}
+
+// managerCPUProfile reads one CPU profile of profileChunkSeconds from the
+// manager's pprof endpoint at addr.
+func managerCPUProfile(addr string) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) { return getCPUProfile(ctx, addr) }
+}
+
+// apiserverCPUProfile reads one CPU profile of profileChunkSeconds from
+// kube-apiserver's own /debug/pprof, as the harness's admin.
+func (c *cluster) apiserverCPUProfile(ctx context.Context) ([]byte, error) {
+	data, err := c.kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(profileChunkSeconds)).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading kube-apiserver's CPU profile: %w", err)
+	}
+	return data, nil
 }
 
 // getCPUProfile reads one CPU profile of profileChunkSeconds.
@@ -90,11 +109,11 @@ func (p *cpuProfiler) finish() (*cpuProfile, error) {
 		return nil, p.err
 	}
 	if len(p.chunks) == 0 {
-		return nil, fmt.Errorf("the manager's CPU profile is empty: the run ended before its first second")
+		return nil, fmt.Errorf("the CPU profile %s is empty: the run ended before its first second", p.name)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return nil, fmt.Errorf("merging the manager's CPU profile needs the go command on PATH: %w", err)
+		return nil, fmt.Errorf("merging the CPU profile %s needs the go command on PATH: %w", p.name, err)
 	}
 	out := &cpuProfile{path: filepath.Join(p.dir, p.name+".pb.gz")}
 	if _, err := pprofTool(goTool, append([]string{"-proto", "-output=" + out.path}, p.chunks...)...); err != nil {
@@ -139,12 +158,13 @@ func pprofTool(goTool string, args ...string) (string, error) {
 	return string(text), nil
 }
 
-// printCPUProfile prints where a profile is and its top entries.
-func printCPUProfile(out io.Writer, what string, p *cpuProfile) {
+// printCPUProfile prints where a profile of whose (the manager,
+// kube-apiserver) is and its top entries.
+func printCPUProfile(out io.Writer, whose, what string, p *cpuProfile) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(out, "\nCPU profile of the manager, %s: %s\n", what, p.path)
+	fmt.Fprintf(out, "\nCPU profile of %s, %s: %s\n", whose, what, p.path)
 	if p.heap != "" {
 		fmt.Fprintf(out, "its allocations since its start: go tool pprof -sample_index=alloc_space %s\n", p.heap)
 	}

@@ -77,6 +77,7 @@ type timedRun struct {
 	status      statusCount
 	objects     objectCount
 	profile     *cpuProfile // of the manager's CPU, if asked for
+	apiProfile  *cpuProfile // of kube-apiserver's CPU over the same span
 }
 
 // cpuPerThousand is the manager's CPU seconds per 1,000 pods and
@@ -265,9 +266,10 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 		return res, err
 	}
 	defer func() { _ = m.stop() }()
-	var profiler *cpuProfiler
+	var profiler, apiProfiler *cpuProfiler
 	if profile != "" {
-		profiler = startCPUProfile(ctx, pprofAddr, cfg.profileDir, profile)
+		profiler = startCPUProfile(ctx, managerCPUProfile(pprofAddr), cfg.profileDir, profile)
+		apiProfiler = startCPUProfile(ctx, c.apiserverCPUProfile, cfg.profileDir, profile+".kube-apiserver")
 	}
 	if submit != nil {
 		start = time.Now()
@@ -300,6 +302,9 @@ func timeManager(ctx context.Context, c *cluster, cfg config, flags []string, na
 		// Its allocations since its start, beside the CPU profile.
 		res.profile.heap = filepath.Join(cfg.profileDir, profile+".heap.pb.gz")
 		if _, err := saveHeapProfile(ctx, pprofAddr, res.profile.heap); err != nil {
+			return res, err
+		}
+		if res.apiProfile, err = apiProfiler.finish(); err != nil {
 			return res, err
 		}
 	}

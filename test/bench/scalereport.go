@@ -143,6 +143,7 @@ func printScaleReport(out io.Writer, m machine, r *scaleResult) {
 		printReclaimSection(out, r.reclaim)
 	}
 	for _, s := range r.sizes {
-		printCPUProfile(out, fmt.Sprintf("catch-up of %d TFJobs", s.jobs), s.catchUp.profile)
+		printCPUProfile(out, "the manager", fmt.Sprintf("catch-up of %d TFJobs", s.jobs), s.catchUp.profile)
+		printCPUProfile(out, "kube-apiserver", fmt.Sprintf("catch-up of %d TFJobs", s.jobs), s.catchUp.apiProfile)
 	}
 }

@@ -67,6 +67,7 @@ func TestCatchUpSmoke(t *testing.T) {
 	}
 	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.pb.gz"), "manager CPU per TFJob reconcile")
 	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.heap.pb.gz"), "the first pod or service, from the manager's start")
+	checkProfiled(t, report.String(), filepath.Join(dir, "profiles", "catch-up-5.kube-apiserver.pb.gz"), "CPU profile of kube-apiserver")
 }
 
 // checkProfiled checks that a report has row and names a profile at
