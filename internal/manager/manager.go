@@ -109,7 +109,8 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, opts Options) error {
 }
 
 // pacedConfig is cfg as the manager's own, at the pace the apiserver's
-// priority and fairness leave it (DecidePacing).
+// priority and fairness leave it (DecidePacing), with at most maxInFlight
+// requests in flight at once.
 func pacedConfig(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) (*rest.Config, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "backfill-manager"
@@ -119,6 +120,7 @@ func pacedConfig(ctx context.Context, cfg *rest.Config, opts Options, logger log
 	}
 	pacing.log(logger)
 	cfg.QPS, cfg.Burst = pacing.QPS, pacing.Burst
+	cfg.Wrap(limitInFlight(maxInFlight))
 	return cfg, nil
 }
 
