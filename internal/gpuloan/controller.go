@@ -338,6 +338,9 @@ func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TF
 	var errs []error
 	for _, job := range paused {
 		s, _, _ := ReadLoanState(job.Annotations)
+		if !returnPassed(s, now) {
+			continue
+		}
 		key := job.Namespace + "/" + job.Name
 		a := tide.Admit(now, tp, c.settings.Tide, tide.Request{GPUs: s.GPUs, CheckpointTime: s.checkpointTime()})
 		if a.OK {
@@ -356,6 +359,12 @@ func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TF
 	}
 	return errors.Join(errs...)
 }
+
+// returnPassed reports whether the return a job paused for is past its
+// deadline. A handshake pauses a job before it; the GPUs then sit free
+// until online takes them, and a loan of that gap would notice and pause
+// the job again within it.
+func returnPassed(s LoanState, now time.Time) bool { return !now.Before(s.Deadline) }
 
 // withoutJob is loans without the job's.
 func withoutJob(loans []tide.Loan, key string) []tide.Loan {

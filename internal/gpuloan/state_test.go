@@ -61,6 +61,22 @@ func TestDue(t *testing.T) {
 	}
 }
 
+// A job paused early by its handshake waits for its return's deadline
+// before it may borrow again: the gap before it is online's.
+func TestReturnPassed(t *testing.T) {
+	s := LoanState{Phase: PhasePaused, NoticeAt: t0, Deadline: t0.Add(10 * time.Minute), ReturnedAt: t0.Add(4 * time.Minute)}
+	for now, want := range map[time.Time]bool{
+		t0.Add(4 * time.Minute):  false,
+		t0.Add(9 * time.Minute):  false,
+		t0.Add(10 * time.Minute): true,
+		t0.Add(11 * time.Minute): true,
+	} {
+		if got := returnPassed(s, now); got != want {
+			t.Errorf("at %v: returnPassed = %v, want %v", now.Sub(t0), got, want)
+		}
+	}
+}
+
 // The settings' errors name the flag to fix.
 func TestSettingsValidate(t *testing.T) {
 	if err := DefaultSettings().Validate(); err != nil {
