@@ -46,12 +46,20 @@ func (s *PrometheusSource) Name() string { return "prometheus" }
 // while after its last backfill_offline_pod_info sample: while the manager
 // restarts or hands over leadership, its series pause, and offline use
 // must not be counted as online meanwhile.
-const offlineLookback = "5m"
+const offlineLookback = 5 * time.Minute
 
 // Queries are the PromQL expressions of the source, by what they measure.
 func (s *PrometheusSource) Queries() map[string]string {
 	rw := model.Duration(s.rateWindow).String()
-	offline := "group by (namespace, pod) (last_over_time(" + expr.MetricOfflinePodInfo + "[" + offlineLookback + "]))"
+	// The offline pods are those the manager has reported at any time of
+	// the window (and the lookback before it) up to now, @ end(): the
+	// same set at every step of a peak's subquery. A new pod's kubelet
+	// series can come a scrape before the manager's series names it
+	// offline; a split taken at each step alone would count that first
+	// sample as online, and the peak would keep it for the whole window,
+	// evicting offline pods for memory no online pod uses.
+	offline := fmt.Sprintf("group by (namespace, pod) (last_over_time(%s[%s] @ end()))",
+		expr.MetricOfflinePodInfo, model.Duration(max(s.window, s.lasting)+offlineLookback))
 	online := func(byPod string) string {
 		return "sum by (node) (" + byPod + " unless on (namespace, pod) " + offline + ")"
 	}
