@@ -69,6 +69,15 @@ func TestLoanReturnedBeforeTheMorning(t *testing.T) {
 		}
 		return noticed == 2, err
 	})
+	// The pods are told first, then the job's state is written.
+	within(t, "the job's loan state", 30*time.Second, func(ctx context.Context) (bool, error) {
+		j := &kubeflowv1.TFJob{}
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: offlineNS, Name: "train"}, j); err != nil {
+			return false, err
+		}
+		_, ok, err := gpuloan.ReadLoanState(j.Annotations)
+		return ok, err
+	})
 	s := loanState(t, "train")
 	if s.Phase != gpuloan.PhaseReturning && s.Phase != gpuloan.PhasePaused {
 		t.Fatalf("Loan state %+v, want Returning or Paused", s)
