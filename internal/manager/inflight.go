@@ -8,7 +8,7 @@ import (
 )
 
 // maxInFlight bounds the manager's requests in flight at once, watches
-// aside. An apiserver serves at most its HTTP/2 stream limit of requests
+// and the leader's Lease aside. An apiserver serves at most its HTTP/2 stream limit of requests
 // at once on a connection (--http2-max-streams-per-connection; 100 where
 // it is not set), and client-go's transport dials a new TLS connection
 // for every request beyond it, then closes all but one: in a catch-up
@@ -37,8 +37,9 @@ type inFlightLimiter struct {
 
 // RoundTrip implements http.RoundTripper.
 func (l *inFlightLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if isWatch(req) {
-		// A watch holds its stream for as long as it lasts.
+	if isWatch(req) || isLease(req) {
+		// A watch holds its stream for as long as it lasts; the leader's
+		// Lease renewal never waits behind a burst of writes (pacing.md).
 		return l.next.RoundTrip(req)
 	}
 	select {
@@ -65,6 +66,12 @@ func isWatch(req *http.Request) bool {
 		return true
 	}
 	return strings.Contains(req.URL.Path, "/watch/")
+}
+
+// isLease tells a request for a coordination.k8s.io Lease: leader
+// election's.
+func isLease(req *http.Request) bool {
+	return req.URL != nil && strings.HasPrefix(req.URL.Path, "/apis/coordination.k8s.io/") && strings.Contains(req.URL.Path, "/leases")
 }
 
 // releasingBody releases its request's slot once, when closed.

@@ -101,3 +101,20 @@ func TestIsWatch(t *testing.T) {
 		}
 	}
 }
+
+func TestIsLease(t *testing.T) {
+	for url, want := range map[string]bool{
+		"https://h/apis/coordination.k8s.io/v1/namespaces/backfill-system/leases/backfill-manager": true,
+		"https://h/apis/coordination.k8s.io/v1/namespaces/backfill-system/leases":                  true,
+		"https://h/api/v1/namespaces/backfill-system/configmaps/leases":                            false,
+		"https://h/apis/kubeflow.org/v1/namespaces/ns/tfjobs/leases":                               false,
+	} {
+		req, err := http.NewRequest(http.MethodPut, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isLease(req); got != want {
+			t.Errorf("isLease(%s) = %v, want %v", url, got, want)
+		}
+	}
+}
