@@ -285,7 +285,7 @@ dev: dev-tools ## Start the local cluster with the demo (backfill dev up).
 
 .PHONY: e2e
 e2e: dev-tools $(QUEUE_TOOLS) $(CHART_TOOLS) ## Suites against the whole local cluster (backfill dev).
-	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
+	go test -tags e2e -count=1 -timeout 45m ./test/e2e/...
 
 ##@ Benchmarks: not part of `make test`.
 
