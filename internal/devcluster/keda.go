@@ -2,13 +2,9 @@ package devcluster
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -16,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/backfill-dev/backfill/internal/devcluster/keda"
 	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
-	"github.com/backfill-dev/backfill/internal/devcluster/pki"
 )
 
 // KEDA in the local cluster: its operator, which turns the GPU inference's
@@ -27,10 +23,6 @@ import (
 // built by `make keda-tools` (part of `make dev-tools`), its CRDs copied
 // beside them.
 const (
-	kedaNamespace = "keda"
-	// kedaAdapterService is the Service of the adapter, named as KEDA's
-	// own manifests name it.
-	kedaAdapterService = "keda-metrics-apiserver"
 	kedaFieldManager   = "backfill-dev-keda"
 	kedaStart          = 2 * time.Minute
 	componentKEDAOp    = "keda-operator"
@@ -51,67 +43,32 @@ func (c *Cluster) startKEDA(ctx context.Context) error {
 	if err := installKEDACRDs(ctx, c.client, filepath.Join(c.opts.BinDir, "keda-manifests", "crd")); err != nil {
 		return err
 	}
-	if err := ensureNamespace(ctx, c.client, kedaNamespace); err != nil {
+	if err := ensureNamespace(ctx, c.client, keda.Namespace); err != nil {
 		return err
 	}
 	certDir := filepath.Join(c.opts.StateDir, "pki", "keda")
-	caBundle, err := writeKEDACerts(certDir)
+	caBundle, err := keda.WriteCerts(certDir, "backfill-dev-keda-ca")
 	if err != nil {
 		return fmt.Errorf("writing KEDA's certificates: %w", err)
 	}
-	ports, err := c.freePorts(5)
+	free, err := c.freePorts(5)
 	if err != nil {
 		return err
 	}
-	grpcPort, probePort, operatorMetricsPort, adapterPort, adapterMetricsPort := ports[0], ports[1], ports[2], ports[3], ports[4]
-	env := append(os.Environ(),
-		"KUBECONFIG="+c.cp.kubeconfig,
-		"WATCH_NAMESPACE=", // every namespace
-		"POD_NAMESPACE="+kedaNamespace,
-		"KEDA_CLUSTER_OBJECT_NAMESPACE="+kedaNamespace,
-	)
-	grpcAddress := loopback(grpcPort)
-	if err := c.startChildEnv(componentKEDAOp, loopback(probePort), env,
-		"--leader-elect=false",
-		"--enable-cert-rotation=false",
-		"--cert-dir="+certDir,
-		"--ca-dir="+certDir,
-		"--metrics-service-bind-address="+grpcAddress,
-		"--health-probe-bind-address="+loopback(probePort),
-		"--metrics-bind-address="+loopback(operatorMetricsPort),
-		"--zap-log-level=info",
-	); err != nil {
+	ports := keda.PortsOf(free)
+	env := keda.Env(c.cp.kubeconfig)
+	if err := c.startChildEnv(componentKEDAOp, loopback(ports.Probe), env, keda.OperatorArgs(certDir, ports)...); err != nil {
 		return err
 	}
 	operator := c.procs[len(c.procs)-1]
-	if err := metricsserver.WaitOK(ctx, nil, "http://"+loopback(probePort)+"/readyz", componentKEDAOp, operator.Done(), kedaStart); err != nil {
+	if err := metricsserver.WaitOK(ctx, nil, ports.ReadyURL(), componentKEDAOp, operator.Done(), kedaStart); err != nil {
 		return fmt.Errorf("keda-operator not ready (log: %s): %w", operator.LogPath(), err)
 	}
-	if err := c.startChildEnv(componentKEDAAdapt, loopback(adapterPort), env,
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(adapterPort),
-		"--cert-dir="+certDir,
-		"--tls-cert-file="+filepath.Join(certDir, "tls.crt"),
-		"--tls-private-key-file="+filepath.Join(certDir, "tls.key"),
-		"--client-ca-file="+filepath.Join(certDir, "ca.crt"),
-		"--lister-kubeconfig="+c.cp.kubeconfig,
-		"--authentication-kubeconfig="+c.cp.kubeconfig,
-		"--authorization-kubeconfig="+c.cp.kubeconfig,
-		"--metrics-service-address="+grpcAddress,
-		// The adapter's own metrics: `make keda-tools` builds it patched
-		// to bind 127.0.0.1 on this port.
-		"--port="+strconv.Itoa(adapterMetricsPort),
-		"--zap-log-level=info",
-	); err != nil {
+	if err := c.startChildEnv(componentKEDAAdapt, loopback(ports.Adapter), env, keda.AdapterArgs(certDir, c.cp.kubeconfig, ports)...); err != nil {
 		return err
 	}
 	adapter := c.procs[len(c.procs)-1]
-	externalMetrics := metricsserver.APIService{
-		Group: "external.metrics.k8s.io", Version: "v1beta1",
-		Namespace: kedaNamespace, Service: kedaAdapterService,
-		Port: adapterPort, CABundle: caBundle, FieldManager: kedaFieldManager,
-	}
-	if err := metricsserver.RegisterAPIService(ctx, c.config, externalMetrics, kedaStart); err != nil {
+	if err := metricsserver.RegisterAPIService(ctx, c.config, keda.ExternalMetricsAPI(ports, caBundle, kedaFieldManager), kedaStart); err != nil {
 		return fmt.Errorf("%w (logs: %s, %s)", err, adapter.LogPath(), operator.LogPath())
 	}
 	return nil
@@ -154,32 +111,4 @@ func installKEDACRDs(ctx context.Context, c client.Client, dir string) error {
 		}
 	}
 	return nil
-}
-
-// writeKEDACerts writes ca.crt, tls.crt and tls.key into dir, the layout
-// KEDA reads from its --cert-dir, and returns the CA certificate (PEM).
-func writeKEDACerts(dir string) ([]byte, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	ca, err := pki.NewCA("backfill-dev-keda-ca")
-	if err != nil {
-		return nil, err
-	}
-	serviceDNS := kedaAdapterService + "." + kedaNamespace + ".svc"
-	cert, err := ca.Issue(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: serviceDNS},
-		DNSNames:    []string{serviceDNS, "localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		// The operator's gRPC server asks the adapter for a client
-		// certificate signed by the same CA: this one.
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := ca.WriteCert(filepath.Join(dir, "ca.crt"), ""); err != nil {
-		return nil, err
-	}
-	return ca.CertPEM(), cert.WriteCert(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
 }

@@ -2,19 +2,14 @@ package framework
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/backfill-dev/backfill/internal/devcluster/keda"
 	"github.com/backfill-dev/backfill/internal/devcluster/metricsserver"
-	"github.com/backfill-dev/backfill/internal/devcluster/pki"
 	"github.com/backfill-dev/backfill/internal/devcluster/process"
 )
 
@@ -22,13 +17,8 @@ import (
 // readiness and the external metrics API becoming available.
 const kedaStart = 2 * time.Minute
 
-// KEDA's namespace, and the Service of its metrics apiserver
-// (keda-adapter), named as KEDA's own manifests name them.
-const (
-	KEDANamespace      = "keda"
-	kedaAdapterService = "keda-metrics-apiserver"
-	kedaFieldManager   = "backfill-keda"
-)
+// kedaFieldManager owns the objects that register KEDA's adapter.
+const kedaFieldManager = "backfill-keda"
 
 // KEDA is a running KEDA: its operator, which turns ScaledObjects into
 // HPAs and evaluates their triggers, and its metrics apiserver, which
@@ -44,12 +34,8 @@ type KEDA struct {
 // apiserver reports that API available. Both are stopped, by their PIDs,
 // when the suite closes. The HPAs KEDA creates take effect only with
 // kube-controller-manager's horizontal-pod-autoscaler-controller running.
-//
-// KEDA's certificate rotation (which writes a Secret and patches the
-// APIService) is off: one certificate, issued here for 127.0.0.1 and the
-// Service's name and usable by client and server, serves the operator's
-// gRPC metrics service, the adapter's client of it (mutual TLS) and the
-// adapter's API.
+// Its flags and certificates are internal/devcluster/keda's, as the dev
+// cluster's.
 func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 	if err := requireBinaries("keda-operator", "keda-adapter"); err != nil {
 		return nil, fmt.Errorf("%w (KEDA: `make keda-tools`)", err)
@@ -60,11 +46,11 @@ func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 	if _, err := envtest.InstallCRDs(a.Env.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
 		return nil, fmt.Errorf("installing KEDA's CRDs from %s (`make keda-tools` copies them): %w", crds, err)
 	}
-	if err := a.CreateNamespace(ctx, KEDANamespace); err != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", KEDANamespace, err)
+	if err := a.CreateNamespace(ctx, keda.Namespace); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", keda.Namespace, err)
 	}
 	certDir := filepath.Join(s.Logs, "keda-certs")
-	caBundle, err := writeKEDACerts(certDir)
+	caBundle, err := keda.WriteCerts(certDir, "backfill-keda-ca")
 	if err != nil {
 		return nil, fmt.Errorf("writing KEDA's certificates: %w", err)
 	}
@@ -72,95 +58,27 @@ func (s *Suite) StartKEDA(a *APIServer) (*KEDA, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := process.FreePorts(5)
+	free, err := process.FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
-	grpcPort, probePort, operatorMetricsPort, adapterPort, adapterMetricsPort := ports[0], ports[1], ports[2], ports[3], ports[4]
-	env := append(os.Environ(),
-		"KUBECONFIG="+kubeconfig,
-		"WATCH_NAMESPACE=", // every namespace
-		"POD_NAMESPACE="+KEDANamespace,
-		"KEDA_CLUSTER_OBJECT_NAMESPACE="+KEDANamespace,
-	)
-	grpcAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort))
-	operator, err := process.Start(binaryPath("keda-operator"), []string{
-		"--leader-elect=false",
-		"--enable-cert-rotation=false",
-		"--cert-dir=" + certDir,
-		"--ca-dir=" + certDir,
-		"--metrics-service-bind-address=" + grpcAddress,
-		"--health-probe-bind-address=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(probePort)),
-		"--metrics-bind-address=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(operatorMetricsPort)),
-		"--zap-log-level=info",
-	}, env, filepath.Join(s.Logs, "keda-operator.log"))
+	ports := keda.PortsOf(free)
+	env := keda.Env(kubeconfig)
+	operator, err := process.Start(binaryPath("keda-operator"), keda.OperatorArgs(certDir, ports), env, filepath.Join(s.Logs, "keda-operator.log"))
 	if err != nil {
 		return nil, err
 	}
 	s.OnStop("keda-operator", func() error { return operator.Stop(10 * time.Second) })
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)
-	if err := metricsserver.WaitOK(ctx, nil, readyz, "keda-operator", operator.Done(), kedaStart); err != nil {
+	if err := metricsserver.WaitOK(ctx, nil, ports.ReadyURL(), "keda-operator", operator.Done(), kedaStart); err != nil {
 		return nil, fmt.Errorf("keda-operator not ready (log: %s): %w", operator.LogPath(), err)
 	}
-	adapter, err := process.Start(binaryPath("keda-adapter"), []string{
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(adapterPort),
-		"--cert-dir=" + certDir,
-		"--tls-cert-file=" + filepath.Join(certDir, "tls.crt"),
-		"--tls-private-key-file=" + filepath.Join(certDir, "tls.key"),
-		"--client-ca-file=" + filepath.Join(certDir, "ca.crt"),
-		"--lister-kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--metrics-service-address=" + grpcAddress,
-		// The adapter's own Prometheus metrics, on 127.0.0.1: KEDA's
-		// adapter binds every interface on this port, with no flag for
-		// the address; `make keda-tools` builds it patched to bind
-		// 127.0.0.1 (see the Makefile).
-		"--port=" + strconv.Itoa(adapterMetricsPort),
-		"--zap-log-level=info",
-	}, env, filepath.Join(s.Logs, "keda-adapter.log"))
+	adapter, err := process.Start(binaryPath("keda-adapter"), keda.AdapterArgs(certDir, kubeconfig, ports), env, filepath.Join(s.Logs, "keda-adapter.log"))
 	if err != nil {
 		return nil, err
 	}
 	s.OnStop("keda-adapter", func() error { return adapter.Stop(10 * time.Second) })
-	// The external metrics API through an ExternalName Service
-	// "localhost", as for metrics-server's metrics API.
-	externalMetrics := metricsserver.APIService{
-		Group: "external.metrics.k8s.io", Version: "v1beta1",
-		Namespace: KEDANamespace, Service: kedaAdapterService,
-		Port: adapterPort, CABundle: caBundle, FieldManager: kedaFieldManager,
-	}
-	if err := metricsserver.RegisterAPIService(ctx, a.Env.Config, externalMetrics, kedaStart); err != nil {
+	if err := metricsserver.RegisterAPIService(ctx, a.Env.Config, keda.ExternalMetricsAPI(ports, caBundle, kedaFieldManager), kedaStart); err != nil {
 		return nil, fmt.Errorf("%w (logs: %s, %s)", err, adapter.LogPath(), operator.LogPath())
 	}
 	return &KEDA{Operator: operator, Adapter: adapter}, nil
-}
-
-// writeKEDACerts writes ca.crt, tls.crt and tls.key into dir, the layout
-// KEDA reads from its --cert-dir, and returns the CA certificate (PEM).
-func writeKEDACerts(dir string) ([]byte, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	ca, err := pki.NewCA("backfill-keda-ca")
-	if err != nil {
-		return nil, err
-	}
-	serviceDNS := kedaAdapterService + "." + KEDANamespace + ".svc"
-	cert, err := ca.Issue(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: serviceDNS},
-		DNSNames:    []string{serviceDNS, "localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		// The operator's gRPC server asks the adapter for a client
-		// certificate signed by the same CA: this one.
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := ca.WriteCert(filepath.Join(dir, "ca.crt"), ""); err != nil {
-		return nil, err
-	}
-	return ca.CertPEM(), cert.WriteCert(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
 }
