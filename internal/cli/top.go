@@ -266,10 +266,10 @@ func lentColumn() dashboards.Column {
 		Expr: fmt.Sprintf(`sum by (node) (%s{tier=%q,resource="nvidia_com_gpu"})`, metrics.NameNodeRequests, colocation.TierOffline)}
 }
 
-// allColumns are the cockpit table's columns, in the dashboard's order,
-// with lentColumn after the GPUs free (at the end without them) unless
-// the dashboard has a column of its name.
-func allColumns() []dashboards.Column {
+// TopColumns are the columns of `top -o wide`: the cockpit table's, in
+// the dashboard's order, with lentColumn after the GPUs free (at the end
+// without them) unless the dashboard has a column of its name.
+func TopColumns() []dashboards.Column {
 	cockpit := dashboards.WatermarkColumns()
 	lent := lentColumn()
 	if slices.ContainsFunc(cockpit, func(c dashboards.Column) bool { return c.Name == lent.Name }) {
@@ -288,12 +288,12 @@ func allColumns() []dashboards.Column {
 	return out
 }
 
-// tableColumns are the table's columns top shows (allColumns) and their
+// tableColumns are the table's columns top shows (TopColumns) and their
 // headers: all of them with wide, else the glance.
 func tableColumns(wide bool) ([]dashboards.Column, []string) {
 	var columns []dashboards.Column
 	var headers []string
-	for _, c := range allColumns() {
+	for _, c := range TopColumns() {
 		tc, ok := topColumns[c.Name]
 		if !ok {
 			tc = topColumn{header: strings.ToUpper(c.Name)}

@@ -94,7 +94,7 @@ func asTop(expr string) string {
 
 func TestTopFrame(t *testing.T) {
 	figures := dashboards.CockpitFigures()
-	columns := allColumns()
+	columns := TopColumns()
 	column := func(name string) string {
 		for _, c := range columns {
 			if c.Name == name {
@@ -382,7 +382,7 @@ func TestTopGlance(t *testing.T) {
 	}
 	sorted := slices.Sorted(slices.Values(nodes))
 	results := map[string]map[string]float64{}
-	for i, c := range allColumns() {
+	for i, c := range TopColumns() {
 		byNode := map[string]float64{}
 		for j, n := range nodes {
 			v := float64(100*(i+1) + j)
@@ -435,8 +435,8 @@ func TestTopGlance(t *testing.T) {
 				}
 			}
 			if output == outputWide {
-				if len(columns) != len(allColumns()) {
-					t.Errorf("-o wide has %d columns, want all %d", len(columns), len(allColumns()))
+				if len(columns) != len(TopColumns()) {
+					t.Errorf("-o wide has %d columns, want all %d", len(columns), len(TopColumns()))
 				}
 				return
 			}

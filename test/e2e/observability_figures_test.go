@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/backfill-dev/backfill/internal/cli"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/observability/dashboards"
@@ -274,7 +275,7 @@ func checkTopUsed(t *testing.T, line, figure string, before, after float64) {
 // checkTopTable wants each node's row with the API's requests and pods.
 func checkTopTable(t *testing.T, lines []string, want figures) {
 	t.Helper()
-	columns := dashboards.WatermarkColumns()
+	columns := cli.TopColumns()
 	rows := map[string][]string{}
 	for _, line := range lines {
 		if fields := strings.Fields(line); len(fields) == len(columns)+1 {
