@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,6 +76,27 @@ func (v *View) Start(ctx context.Context) error {
 
 // Synced reports whether the view holds the whole cluster.
 func (v *View) Synced() bool { return v != nil && v.synced.Load() }
+
+// EverySynced runs sync every interval once the view has synced, until
+// ctx ends, logging what fails as what: the loop of the manager's periodic
+// deciders (reclaim, GPU loans).
+func (v *View) EverySynced(ctx context.Context, interval time.Duration, sync func(context.Context) error, log logr.Logger, what string) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !v.Synced() {
+			continue
+		}
+		if err := sync(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, what)
+		}
+	}
+}
 
 // Nodes are the summaries of every node.
 func (v *View) Nodes() []*Node { return summaries[Node](v.nodes.GetStore().List()) }

@@ -80,21 +80,8 @@ func NewController(c client.Client, reader client.Reader, dc dynamic.Interface, 
 func (c *Controller) Start(ctx context.Context) error {
 	c.log.Info("Lending online work's idle GPUs to training", "interval", c.settings.Interval, "lead", c.settings.Tide.Lead,
 		"defaultCheckpointTime", c.settings.Tide.DefaultCheckpointTime, "defaultWarmUp", c.settings.DefaultWarmUp, "history", c.history != nil)
-	tick := time.NewTicker(c.settings.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		if !c.view.Synced() {
-			continue
-		}
-		if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
-			c.log.Error(err, "Deciding GPU loans")
-		}
-	}
+	c.view.EverySynced(ctx, c.settings.Interval, c.Sync, c.log, "Deciding GPU loans")
+	return nil
 }
 
 // Sync makes one decision for every GPU pool.

@@ -75,21 +75,8 @@ func (c *Controller) ListenTo(signals *OnlineSignals) { c.signals = signals }
 func (c *Controller) Start(ctx context.Context) error {
 	c.log.Info("Reclaiming the capacity online pods request but do not use", "usageSource", c.source.Name(),
 		"cpuMargin", c.settings.Margin.CPU, "memoryMargin", c.settings.Margin.Memory, "window", c.settings.Window, "interval", c.settings.Interval)
-	tick := time.NewTicker(c.settings.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		if !c.view.Synced() {
-			continue
-		}
-		if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
-			c.log.Error(err, "Deciding reclaimed capacity")
-		}
-	}
+	c.view.EverySynced(ctx, c.settings.Interval, c.Sync, c.log, "Deciding reclaimed capacity")
+	return nil
 }
 
 // Sync makes one decision for every node.
