@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
@@ -171,7 +169,7 @@ func TestPoolWithoutForecastIsLeftAlone(t *testing.T) {
 	}
 	within(t, "the L4 training pod to run, counted as lent", time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := jobPods(ctx, "l4-train")
-		lent := sample(t, metrics.NameGPULoanLent, map[string]string{"pool": unforecastModel}).GetGauge().GetValue()
+		lent := framework.RegistrySample(t, metrics.NameGPULoanLent, map[string]string{"pool": unforecastModel}).GetGauge().GetValue()
 		return running(pods) == 1 && lent == 1, err
 	})
 	framework.Consistently(t, "a notice or a loan state on a job in a pool without forecast", 5*time.Second, func(ctx context.Context) (bool, error) {
@@ -389,30 +387,5 @@ func within(t *testing.T, what string, timeout time.Duration, cond func(ctx cont
 // this process) with the given labels, 0 when it has none.
 func counter(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	return sample(t, name, labels).GetCounter().GetValue()
-}
-
-// sample is the first series of a metric of the manager's registry with
-// the given labels; nil when there is none.
-func sample(t *testing.T, name string, labels map[string]string) *dto.Metric {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue series
-				}
-			}
-			return m
-		}
-	}
-	return nil
+	return framework.RegistrySample(t, name, labels).GetCounter().GetValue()
 }

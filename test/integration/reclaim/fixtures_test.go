@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,12 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	simkwok "github.com/backfill-dev/backfill/internal/devcluster/kwok"
 	"github.com/backfill-dev/backfill/internal/reclaim"
+	"github.com/backfill-dev/backfill/test/framework"
 )
 
 const (
@@ -276,37 +275,12 @@ func dumpOnFailure(t *testing.T) {
 // this process) with the given labels.
 func counter(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	return sample(t, name, labels).GetCounter().GetValue()
+	return framework.RegistrySample(t, name, labels).GetCounter().GetValue()
 }
 
 // gauge is the value of a gauge of the manager's registry with the given
 // labels, 0 when it has none.
 func gauge(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	return sample(t, name, labels).GetGauge().GetValue()
-}
-
-// sample is the first series of a metric of the manager's registry with
-// the given labels; nil when there is none.
-func sample(t *testing.T, name string, labels map[string]string) *dto.Metric {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue series
-				}
-			}
-			return m
-		}
-	}
-	return nil
+	return framework.RegistrySample(t, name, labels).GetGauge().GetValue()
 }
