@@ -442,8 +442,11 @@ func TestColocationMissingPriorityClass(t *testing.T) {
 		Value:            -50,
 		PreemptionPolicy: ptr.To(corev1.PreemptNever),
 	})
+	// The class is below zero, so the pods run on reclaimed capacity, which
+	// grows on a young cluster at a bounded rate (--reclaim-growth-per-minute):
+	// the second pod may wait a pass or two for it.
 	for name := range jobs {
-		waitFor(t, 30*time.Second, "TFJob "+name+" to start once its PriorityClass exists", podsRunning(c, trainingNS, name, 1))
+		waitFor(t, 2*time.Minute, "TFJob "+name+" to start once its PriorityClass exists", podsRunning(c, trainingNS, name, 1))
 		job, err := getJob(context.Background(), c, trainingNS, name)
 		if err != nil {
 			t.Fatal(err)

@@ -72,6 +72,9 @@ func TestDevCluster(t *testing.T) {
 	}
 
 	c := clusterClient(t, state.Kubeconfig)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	paused := watchPausedLoans(ctx, c)
 	checkNodes(t, c)
 	waitJobsSucceed(t, c, "tfjob-mnist-single", "tfjob-distributed", "resnet50-ps")
 	checkProgressReported(t, c, "tfjob-mnist-single", "tfjob-distributed", "resnet50-ps")
@@ -93,7 +96,7 @@ func TestDevCluster(t *testing.T) {
 	checkTargetsUp(t, prom)
 	checkKubectlTop(t, state.Kubeconfig)
 	checkCompressedDay(t, prom, started)
-	checkMorningFindsGPUsFree(t, c, prom)
+	checkMorningFindsGPUsFree(t, c, prom, paused)
 	// Towards the peak the manager evicts more than 5 backlog pods within
 	// 10 minutes: BackfillReclaimEvictionStorm fires, and stays firing as
 	// long as its unscaled window holds them.
@@ -156,13 +159,13 @@ func checkKubectlTop(t *testing.T, kubeconfig string) {
 	}
 }
 
-func clusterClient(t *testing.T, kubeconfig string) client.Client {
+func clusterClient(t *testing.T, kubeconfig string) client.WithWatch {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: framework.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

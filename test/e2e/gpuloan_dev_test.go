@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,12 +36,12 @@ const (
 // saying when it may borrow again); then the inference ran at every GPU
 // with no pod of it waiting for a GPU training held: no missed return, no
 // FailedScheduling event.
-func checkMorningFindsGPUsFree(t *testing.T, c client.Client, prom string) {
+func checkMorningFindsGPUsFree(t *testing.T, c client.Client, prom string, paused *pausedLoans) {
 	t.Helper()
 	// The first morning returns the example jobs still training, the
 	// second the backlog's, which starts on the first evening.
 	pollValue(t, prom, "a GPU loan returned to the inference on time", `sum(backfill_gpu_loan_returns_total{outcome="on_time"})`, 3*demoDay, func(v float64) bool { return v >= 1 })
-	checkPausedJob(t, c)
+	paused.check(t)
 
 	var ready time.Time
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*demoDay, true, func(ctx context.Context) (bool, error) {
@@ -78,41 +80,78 @@ func checkMorningFindsGPUsFree(t *testing.T, c client.Client, prom string) {
 	t.Logf("GPU loans: up to %.0f GPUs lent at night, %.0f returns on time and %.0f late, then %d inference pods ran with no missed return", lent, returns, late, inferenceDay)
 }
 
-// checkPausedJob: the jobs the morning paused say so, and when they may
-// borrow again, and had their notice before the deadline: the GPU backlog's
-// jobs, or on the first morning an example job still training.
-func checkPausedJob(t *testing.T, c client.Client) {
+// pausedLoans records the TFJobs seen paused by a returned GPU loan from
+// the start of the day: a job paused one morning borrows again the next
+// night, and may be running or done when the check reads it.
+type pausedLoans struct {
+	mu sync.Mutex
+	// seen is the last sighting of each job while it was paused, by name.
+	seen map[string]pausedLoan
+	// unreadable are the loan annotations that did not parse.
+	unreadable []error
+}
+
+type pausedLoan struct {
+	state gpuloan.LoanState
+	// suspended is the message of its Suspended condition for the return.
+	suspended string
+}
+
+func watchPausedLoans(ctx context.Context, c client.WithWatch) *pausedLoans {
+	p := &pausedLoans{seen: map[string]pausedLoan{}}
+	go watchAll(ctx, c, &kubeflowv1.TFJobList{}, p.onJob, func([]client.Object) {})
+	return p
+}
+
+func (p *pausedLoans) onJob(obj client.Object, _ bool) {
+	job, ok := obj.(*kubeflowv1.TFJob)
+	if !ok || job.Namespace != "ml-dev" {
+		return
+	}
+	s, ok, err := gpuloan.ReadLoanState(job.Annotations)
+	if err != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.unreadable = append(p.unreadable, fmt.Errorf("TFJob %s: %w", job.Name, err))
+		return
+	}
+	if !ok || s.Phase != gpuloan.PhasePaused {
+		return
+	}
+	msg := ""
+	for _, cond := range job.Status.Conditions {
+		if cond.Type == kubeflowv1.JobSuspended && cond.Reason == colocation.ReasonGPUsReturnedToOnline {
+			msg = cond.Message
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen[job.Name] = pausedLoan{state: s, suspended: msg}
+}
+
+// check: the jobs a morning paused said so, and when they may borrow
+// again, and had their notice before the deadline: the GPU backlog's jobs,
+// or on the first morning an example job still training.
+func (p *pausedLoans) check(t *testing.T) {
 	t.Helper()
-	var jobs kubeflowv1.TFJobList
-	if err := c.List(context.Background(), &jobs, client.InNamespace("ml-dev")); err != nil {
-		t.Fatal(err)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, err := range p.unreadable {
+		t.Error(err)
 	}
 	var seen []string
-	for _, j := range jobs.Items {
-		s, ok, err := gpuloan.ReadLoanState(j.Annotations)
-		if err != nil {
-			t.Errorf("TFJob %s: %v", j.Name, err)
-			continue
+	for name, l := range p.seen {
+		seen = append(seen, fmt.Sprintf("%s: %s", name, l.suspended))
+		if !strings.Contains(l.suspended, "returned") || !strings.Contains(l.suspended, "next loan from ~") {
+			t.Errorf("TFJob %s returned its loan (%+v); its Suspended condition says %q, want the GPUs returned and the next loan", name, l.state, l.suspended)
 		}
-		if !ok || s.Phase != gpuloan.PhasePaused {
-			continue
-		}
-		msg := ""
-		for _, cond := range j.Status.Conditions {
-			if cond.Type == kubeflowv1.JobSuspended && cond.Reason == colocation.ReasonGPUsReturnedToOnline {
-				msg = cond.Message
-			}
-		}
-		seen = append(seen, fmt.Sprintf("%s: %s", j.Name, msg))
-		if !strings.Contains(msg, "returned") || !strings.Contains(msg, "next loan from ~") {
-			t.Errorf("TFJob %s returned its loan (%+v); its Suspended condition says %q, want the GPUs returned and the next loan", j.Name, s, msg)
-		}
-		if !s.NoticeAt.Before(s.Deadline) {
-			t.Errorf("TFJob %s: notice at %v, not before the deadline %v", j.Name, s.NoticeAt, s.Deadline)
+		if !l.state.NoticeAt.Before(l.state.Deadline) {
+			t.Errorf("TFJob %s: notice at %v, not before the deadline %v", name, l.state.NoticeAt, l.state.Deadline)
 		}
 	}
 	if len(seen) == 0 {
-		t.Errorf("No TFJob in ml-dev records a returned loan")
+		t.Errorf("No TFJob in ml-dev was seen paused by a returned loan")
 	}
+	sort.Strings(seen)
 	t.Logf("Paused for the morning: %s", strings.Join(seen, "; "))
 }
