@@ -8,6 +8,10 @@ const (
 	// GPUs go back to online work, and the reason of its job's Suspended
 	// condition while the job waits for its next loan.
 	ReasonGPUsReturnedToOnline = "GPUsReturnedToOnline"
+	// ReasonGPULoanTooShort is the reason of the CapacityPending condition
+	// of a new job that asks for lent GPUs while no loan lasts long enough
+	// for it to reach a checkpoint.
+	ReasonGPULoanTooShort = "GPULoanTooShort"
 	// GPULoanPausedAnnotation on a TFJob says, in words, that the manager
 	// paused it to return its GPUs to online work, and when it may borrow
 	// again: "returned 4 GPUs to online at 07:25 UTC, next loan from ~22:10

@@ -43,6 +43,7 @@ func (c *Controller) notice(ctx context.Context, l *jobLoan, r tide.Return, pods
 	}
 	state := l.state
 	state.Phase, state.Pool, state.GPUs = PhaseReturning, l.pool, l.gpus
+	state.CheckpointIntervalSeconds = int64(c.intervals.of(l.key, l.state).Round(time.Second) / time.Second)
 	state.NoticeAt, state.Deadline, state.Short, state.Late = now.Truncate(time.Second), deadline, r.Short, false
 	state.NextLoan = r.NextLoan
 	if err := c.writeState(ctx, l.job, state, nil); err != nil {

@@ -57,6 +57,10 @@ type Controller struct {
 	warned map[string]string
 	// kedaServed is whether the last read found ScaledObjects served.
 	kedaServed bool
+	// gate holds new jobs until a loan is long enough for them.
+	gate *Gate
+	// intervals are the lent jobs' checkpoint intervals.
+	intervals *intervals
 }
 
 // NewController decides with settings, reading the cluster from view, c
@@ -65,7 +69,8 @@ type Controller struct {
 func NewController(c client.Client, reader client.Reader, dc dynamic.Interface, view *clusterview.View, settings Settings, offlineClass, prometheusURL string,
 	recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) (*Controller, error) {
 	ctrl := &Controller{client: c, reader: reader, dynamic: dc, view: view, settings: settings, offlineClass: offlineClass,
-		recorder: recorder, clock: clk, log: log.WithName(ControllerName), missed: map[types.UID]bool{}, known: map[string]bool{}, warned: map[string]string{}}
+		recorder: recorder, clock: clk, log: log.WithName(ControllerName), missed: map[types.UID]bool{}, known: map[string]bool{}, warned: map[string]string{},
+		gate: NewGate(settings), intervals: newIntervals()}
 	if prometheusURL != "" {
 		source, err := newPromSamples(prometheusURL)
 		if err != nil {
@@ -75,6 +80,9 @@ func NewController(c client.Client, reader client.Reader, dc dynamic.Interface, 
 	}
 	return ctrl, nil
 }
+
+// Gate is what the TFJob controller asks before a job's first pods.
+func (c *Controller) Gate() *Gate { return c.gate }
 
 // Start decides every interval until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
@@ -93,8 +101,10 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	cl := clusterOf(c.view.Nodes(), c.view.Pods(), jobs.Items)
 	c.forgetGonePools(cl)
+	c.intervals.observe(cl)
 	if len(cl.pools) == 0 {
 		c.lastSync = now
+		c.gate.decided(map[string]gatePool{}, nil, now)
 		return nil
 	}
 	forecasts, err := c.forecasts(ctx, now)
@@ -108,9 +118,13 @@ func (c *Controller) Sync(ctx context.Context) error {
 	waitingByPool := c.waits(waiting, cl, now)
 	c.lastSync = now
 	var errs []error
+	decided := map[string]gatePool{}
 	for _, name := range sortedPools(cl.pools) {
-		errs = append(errs, c.syncPool(ctx, cl, name, forecasts, waitingByPool[name], now))
+		gp, err := c.syncPool(ctx, cl, name, forecasts, waitingByPool[name], now)
+		decided[name] = gp
+		errs = append(errs, err)
 	}
+	c.gate.decided(decided, cl.boundJobs(), now)
 	return errors.Join(errs...)
 }
 
@@ -175,8 +189,9 @@ func (c *Controller) warnOnce(key string, err error, msg string, kv ...any) {
 }
 
 // syncPool decides and carries out one pool's loans: notices due now,
-// pauses due now, then resumes while loans are long enough.
-func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, forecasts []forecast, waiting int, now time.Time) error {
+// pauses due now, then resumes while loans are long enough. It returns the
+// pool as the gate of new jobs sees it.
+func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, forecasts []forecast, waiting int, now time.Time) (gatePool, error) {
 	p := cl.pools[name]
 	var workloads []tide.Workload
 	managed := false
@@ -191,17 +206,19 @@ func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, for
 	// A pool that lost its forecast still ends the returns under way and
 	// resumes the jobs it paused.
 	if !managed && len(paused) == 0 && !returningIn(cl, name) {
-		metrics.GPULoanPool(name, cl.lent(name), time.Time{})
-		return nil
+		metrics.GPULoanPool(name, cl.lent(name), time.Time{}, time.Time{})
+		return gatePool{}, nil
 	}
 	demand, err := tide.PoolDemand(workloads, now, now.Add(c.settings.Horizon))
 	if err != nil {
-		return fmt.Errorf("pool %s: %w", name, err)
+		return gatePool{}, fmt.Errorf("pool %s: %w", name, err)
 	}
 	loans := cl.poolLoans(name)
 	tp := tide.Pool{GPUs: p.gpus - cl.taken[name], Demand: demand, OnlineInUse: max(cl.online[name]+waiting, 0)}
 	for _, l := range loans {
-		tp.Loans = append(tp.Loans, l.loan())
+		ln := l.loan()
+		ln.CheckpointInterval = c.intervals.of(l.key, l.state)
+		tp.Loans = append(tp.Loans, ln)
 	}
 	tp.Loans = append(tp.Loans, c.startingLoans(cl, name)...)
 	returns := tide.Returns(now, tp, c.settings.Tide)
@@ -209,13 +226,18 @@ func (c *Controller) syncPool(ctx context.Context, cl *cluster, name string, for
 	if len(returns) > 0 {
 		next = returns[0].Deadline
 	}
-	metrics.GPULoanPool(name, cl.lent(name), next)
+	var lendableUntil time.Time
+	if offer := tide.Lendable(now, tp, c.settings.Tide); offer.GPUs > 0 {
+		lendableUntil = offer.Until
+	}
+	metrics.GPULoanPool(name, cl.lent(name), next, lendableUntil)
 
 	var errs []error
 	errs = append(errs, c.noticeDue(ctx, cl, name, returns, waiting > 0, now))
 	errs = append(errs, c.pauseDue(ctx, cl, name, tp, now))
-	errs = append(errs, c.resumeAdmitted(ctx, paused, tp, now))
-	return errors.Join(errs...)
+	tp, err = c.resumeAdmitted(ctx, paused, tp, now)
+	errs = append(errs, err)
+	return gatePool{managed: managed, pool: tp}, errors.Join(errs...)
 }
 
 // noticeDue gives notice to the loans whose notice time comes before the
@@ -313,15 +335,16 @@ func (c *Controller) startingLoans(cl *cluster, name string) []tide.Loan {
 			continue
 		}
 		if cl.loans[name][key] == nil && len(cl.jobPods[key]) == 0 {
-			out = append(out, tide.Loan{Job: key, GPUs: s.GPUs, Started: s.ResumedAt, CheckpointTime: s.checkpointTime()})
+			out = append(out, tide.Loan{Job: key, GPUs: s.GPUs, Started: s.ResumedAt, CheckpointTime: s.checkpointTime(), CheckpointInterval: s.checkpointInterval()})
 		}
 	}
 	return out
 }
 
 // resumeAdmitted resumes paused jobs, oldest return first, while a loan
-// is long enough for each; the others learn their next loan.
-func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TFJob, tp tide.Pool, now time.Time) error {
+// is long enough for each; the others learn their next loan. It returns
+// the pool with the resumed jobs' loans.
+func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TFJob, tp tide.Pool, now time.Time) (tide.Pool, error) {
 	var errs []error
 	for _, job := range paused {
 		s, _, _ := ReadLoanState(job.Annotations)
@@ -329,13 +352,13 @@ func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TF
 			continue
 		}
 		key := job.Namespace + "/" + job.Name
-		a := tide.Admit(now, tp, c.settings.Tide, tide.Request{GPUs: s.GPUs, CheckpointTime: s.checkpointTime()})
+		a := tide.Admit(now, tp, c.settings.Tide, tide.Request{GPUs: s.GPUs, CheckpointTime: s.checkpointTime(), CheckpointInterval: s.checkpointInterval()})
 		if a.OK {
 			if err := c.resume(ctx, job, s, a, now); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			tp.Loans = append(tp.Loans, tide.Loan{Job: key, GPUs: s.GPUs, Started: now, CheckpointTime: s.checkpointTime()})
+			tp.Loans = append(tp.Loans, tide.Loan{Job: key, GPUs: s.GPUs, Started: now, CheckpointTime: s.checkpointTime(), CheckpointInterval: s.checkpointInterval()})
 			continue
 		}
 		next := tide.NextLoan(now, now, tp, c.settings.Tide, s.GPUs)
@@ -344,7 +367,7 @@ func (c *Controller) resumeAdmitted(ctx context.Context, paused []*kubeflowv1.TF
 			errs = append(errs, c.writeState(ctx, job, s, nil))
 		}
 	}
-	return errors.Join(errs...)
+	return tp, errors.Join(errs...)
 }
 
 // returnPassed reports whether the return a job paused for is past its

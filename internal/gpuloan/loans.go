@@ -134,6 +134,17 @@ func (c *cluster) poolLoans(pool string) []*jobLoan {
 	return out
 }
 
+// boundJobs are the jobs with a loan in some pool, by namespace/name.
+func (c *cluster) boundJobs() map[string]bool {
+	out := map[string]bool{}
+	for _, byJob := range c.loans {
+		for key := range byJob {
+			out[key] = true
+		}
+	}
+	return out
+}
+
 // lent is the GPUs a pool's loans hold.
 func (c *cluster) lent(pool string) int {
 	total := 0

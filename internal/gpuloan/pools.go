@@ -57,11 +57,28 @@ func sortedPools(pools map[string]*pool) []string {
 // placement says which pools a pod template may land in: the model its
 // nodeSelector or required node affinity names, else any.
 type placement struct {
-	// models the pod may run on; empty: any.
+	// models the pod may run on; nil: any.
 	models map[string]bool
 }
 
 // fits reports whether pool may take the pod.
 func (pl placement) fits(name string) bool {
-	return len(pl.models) == 0 || pl.models[name]
+	return pl.models == nil || pl.models[name]
+}
+
+// and is the pools both placements allow.
+func (pl placement) and(other placement) placement {
+	switch {
+	case pl.models == nil:
+		return other
+	case other.models == nil:
+		return pl
+	}
+	both := map[string]bool{}
+	for m := range pl.models {
+		if other.models[m] {
+			both[m] = true
+		}
+	}
+	return placement{models: both}
 }

@@ -67,7 +67,7 @@ func (s Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("--%s=%v: must not be negative: how early GPUs come back before the forecast needs them, e.g. 30m", FlagLead, s.Tide.Lead))
 	}
 	if s.Tide.MinLoan < 0 {
-		errs = append(errs, fmt.Errorf("--%s=%v: must not be negative: the shortest loan a paused job resumes on, e.g. 15m", FlagMinLoan, s.Tide.MinLoan))
+		errs = append(errs, fmt.Errorf("--%s=%v: must not be negative: the shortest loan a job starts or resumes on, e.g. 15m", FlagMinLoan, s.Tide.MinLoan))
 	}
 	if len(errs) == 0 {
 		if err := s.Tide.Validate(); err != nil {

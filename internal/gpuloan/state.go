@@ -51,6 +51,10 @@ type LoanState struct {
 	// measured it: from the notice to the checkpoint it reported; 0 until
 	// one did.
 	CheckpointSeconds int64 `json:"checkpointSeconds,omitempty"`
+	// CheckpointIntervalSeconds is how often the job checkpoints on its
+	// own, as the manager learnt it from the checkpoints it reported on a
+	// loan; 0 until two did.
+	CheckpointIntervalSeconds int64 `json:"checkpointIntervalSeconds,omitempty"`
 }
 
 // ReadLoanState parses a job's LoanAnnotation; ok is false when it has
@@ -73,6 +77,11 @@ func (s LoanState) annotation() string {
 		panic(fmt.Sprintf("marshalling a loan state: %v", err)) // plain data
 	}
 	return string(data)
+}
+
+// checkpointInterval is the learnt checkpoint interval, 0 when none.
+func (s LoanState) checkpointInterval() time.Duration {
+	return time.Duration(s.CheckpointIntervalSeconds) * time.Second
 }
 
 // checkpointTime is the measured checkpoint time, 0 when none.

@@ -89,8 +89,24 @@ func workloadOf(kind, namespace, name string, annotations map[string]string, rep
 }
 
 // gpusOf is what a pod requests of nvidia.com/gpu, as the scheduler counts.
+// A template's container that sets only a limit requests that much: the
+// apiserver defaults the request so when it creates the pod.
 func gpusOf(pod *corev1.Pod) int {
-	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	defaulted := pod.DeepCopy()
+	for _, cs := range [][]corev1.Container{defaulted.Spec.InitContainers, defaulted.Spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			if limit, ok := r.Limits[clusterview.ResourceGPU]; ok {
+				if _, set := r.Requests[clusterview.ResourceGPU]; !set {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[clusterview.ResourceGPU] = limit
+				}
+			}
+		}
+	}
+	requests := resourcehelper.PodRequests(defaulted, resourcehelper.PodResourcesOptions{})
 	q := requests[clusterview.ResourceGPU]
 	return int(q.Value())
 }

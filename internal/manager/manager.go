@@ -174,9 +174,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, gang 
 		}
 	}
 	if opts.GPULoans {
-		if err := setupGPULoans(mgr, view, opts, recorders); err != nil {
+		loans, err := setupGPULoans(mgr, view, opts, recorders)
+		if err != nil {
 			return err
 		}
+		tfjobOpts.Loans = loans.Gate()
 	}
 	if tfjobOpts.Progress, tfjobOpts.Reports, err = setupReports(mgr, opts); err != nil {
 		return err
@@ -249,18 +251,20 @@ func setupReclaim(mgr ctrl.Manager, view *clusterview.View, opts Options, record
 
 // setupGPULoans adds the GPU loan controller, on the leader. It reads
 // KEDA's ScaledObjects through the dynamic client, so that KEDA is no
-// dependency, and the workloads' history from --prometheus-url if set.
-func setupGPULoans(mgr ctrl.Manager, view *clusterview.View, opts Options, recorders *eventRecorders) error {
+// dependency, and the workloads' history from --prometheus-url if set. It
+// returns the controller: the TFJob controller asks its gate before a
+// job's first pods.
+func setupGPULoans(mgr ctrl.Manager, view *clusterview.View, opts Options, recorders *eventRecorders) (*gpuloan.Controller, error) {
 	dc, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return fmt.Errorf("creating the GPU loans' dynamic client: %w", err)
+		return nil, fmt.Errorf("creating the GPU loans' dynamic client: %w", err)
 	}
 	c, err := gpuloan.NewController(mgr.GetClient(), mgr.GetAPIReader(), dc, view, opts.GPULoanSettings, opts.OfflinePriorityClass, opts.PrometheusURL,
 		recorders.recorder(gpuloan.ControllerName), clock.RealClock{}, ctrl.Log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return mgr.Add(c)
+	return c, mgr.Add(c)
 }
 
 // managerOptions turn the flags into controller-runtime's options. The cache

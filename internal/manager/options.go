@@ -130,7 +130,7 @@ func (o *Options) bindGPULoanFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.Tide.DefaultCheckpointTime, gpuloan.FlagCheckpointTime, s.Tide.DefaultCheckpointTime, "How long a TFJob's checkpoint takes until its own handshakes (a checkpoint reported after a notice) measure it: its notice comes this long, plus half again and a minute, before online work needs its GPUs.")
 	fs.DurationVar(&s.DefaultWarmUp, gpuloan.FlagWarmUp, s.DefaultWarmUp, "An online GPU workload's time from pod creation to Ready unless its backfill.dev/gpu-warm-up annotation states it: its GPUs are back this much before its schedule needs them.")
 	fs.DurationVar(&s.Tide.Lead, gpuloan.FlagLead, s.Tide.Lead, "How much earlier than the forecast GPUs come back to online work: autoscalers often scale up before their schedule.")
-	fs.DurationVar(&s.Tide.MinLoan, gpuloan.FlagMinLoan, s.Tide.MinLoan, "The shortest loan a paused TFJob resumes on, before its notice: less work than this between two returns is not worth a restart.")
+	fs.DurationVar(&s.Tide.MinLoan, gpuloan.FlagMinLoan, s.Tide.MinLoan, "The shortest loan a TFJob starts or resumes on, before its notice, until its own checkpoints show its interval: less work than this between two returns is not worth a start.")
 }
 
 // bindReportFlags binds the flags of the progress report endpoint.

@@ -12,6 +12,7 @@ import (
 const (
 	NameGPULoanLent          = "backfill_gpu_loan_lent_gpus"
 	NameGPULoanNextReturn    = "backfill_gpu_loan_next_return_timestamp_seconds"
+	NameGPULoanLendableUntil = "backfill_gpu_loan_lendable_until_timestamp_seconds"
 	NameGPULoanReturns       = "backfill_gpu_loan_returns_total"
 	NameGPULoanMissedReturns = "backfill_gpu_loan_missed_returns_total"
 	NameGPULoanOnlineWait    = "backfill_gpu_loan_online_wait_seconds_total"
@@ -41,6 +42,10 @@ var (
 		Name: NameGPULoanNextReturn,
 		Help: "When the next loan of a pool must be back with online work, in Unix seconds; absent when no loan must end within the forecast.",
 	}, []string{"pool"})
+	gpuLoanLendableUntil = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: NameGPULoanLendableUntil,
+		Help: "Until when the GPUs of a pool free now stay free to lend, in Unix seconds (the end of the forecast when longer): a new job starts on them only if that leaves it time to reach a checkpoint and write one. Absent when none is free or the pool has no forecast.",
+	}, []string{"pool"})
 	gpuLoanReturns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: NameGPULoanReturns,
 		Help: "Loans a training job gave back to online work (the job paused), by pool and outcome: on_time, or late (notice shorter than the job's checkpoint time, or online pods waited for its GPUs).",
@@ -55,15 +60,13 @@ var (
 	}, []string{"pool"})
 )
 
-// GPULoanPool records a pool's loans at a decision: the GPUs lent, and
-// when the next must be back (zero: none within the forecast).
-func GPULoanPool(pool string, lent int, nextReturn time.Time) {
+// GPULoanPool records a pool's loans at a decision: the GPUs lent, when
+// the next must be back and until when the free GPUs may be lent (zero:
+// none within the forecast, none free).
+func GPULoanPool(pool string, lent int, nextReturn, lendableUntil time.Time) {
 	gpuLoanLent.WithLabelValues(pool).Set(float64(lent))
-	if nextReturn.IsZero() {
-		gpuLoanNextReturn.DeleteLabelValues(pool)
-	} else {
-		gpuLoanNextReturn.WithLabelValues(pool).Set(float64(nextReturn.Unix()))
-	}
+	setTimestamp(gpuLoanNextReturn, pool, nextReturn)
+	setTimestamp(gpuLoanLendableUntil, pool, lendableUntil)
 	// The counters start at zero, so that rate() sees their first increment.
 	for _, o := range ReturnOutcomes {
 		gpuLoanReturns.WithLabelValues(pool, o)
@@ -76,6 +79,7 @@ func GPULoanPool(pool string, lent int, nextReturn time.Time) {
 func GPULoanPoolGone(pool string) {
 	gpuLoanLent.DeleteLabelValues(pool)
 	gpuLoanNextReturn.DeleteLabelValues(pool)
+	gpuLoanLendableUntil.DeleteLabelValues(pool)
 	for _, o := range ReturnOutcomes {
 		gpuLoanReturns.DeleteLabelValues(pool, o)
 	}
@@ -94,4 +98,13 @@ func GPULoanMissedReturn(pool string) { gpuLoanMissedReturns.WithLabelValues(poo
 // GPULoanOnlineWaited adds time online pods waited for a GPU of a pool.
 func GPULoanOnlineWaited(pool string, waited time.Duration) {
 	gpuLoanOnlineWait.WithLabelValues(pool).Add(waited.Seconds())
+}
+
+// setTimestamp sets a pool's timestamp gauge, or removes it for zero.
+func setTimestamp(g *prometheus.GaugeVec, pool string, t time.Time) {
+	if t.IsZero() {
+		g.DeleteLabelValues(pool)
+		return
+	}
+	g.WithLabelValues(pool).Set(float64(t.Unix()))
 }

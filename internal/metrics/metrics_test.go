@@ -72,6 +72,7 @@ var every = []documented{
 	{NameReclaimOnlineActed, "counter", []string{"action"}},
 	{NameGPULoanLent, "gauge", []string{"pool"}},
 	{NameGPULoanNextReturn, "gauge", []string{"pool"}},
+	{NameGPULoanLendableUntil, "gauge", []string{"pool"}},
 	{NameGPULoanReturns, "counter", []string{"pool", "outcome"}},
 	{NameGPULoanMissedReturns, "counter", []string{"pool"}},
 	{NameGPULoanOnlineWait, "counter", []string{"pool"}},
@@ -151,7 +152,7 @@ func TestLabelsBounded(t *testing.T) {
 		Evicted("memory", EvictionRefused)
 		OnlineActed(OnlineGiveBack)
 		ReportedJobs(func() int { return len(jobs) })
-		GPULoanPool("NVIDIA-A100-SXM4-80GB", 8, testNow.Add(time.Hour))
+		GPULoanPool("NVIDIA-A100-SXM4-80GB", 8, testNow.Add(time.Hour), testNow.Add(2*time.Hour))
 		GPULoanReturned("NVIDIA-A100-SXM4-80GB", ReturnLate)
 		GPULoanMissedReturn("NVIDIA-A100-SXM4-80GB")
 		GPULoanOnlineWaited("NVIDIA-A100-SXM4-80GB", time.Second)

@@ -25,9 +25,18 @@ import (
 // get` show: that no node publishes any and why (the reclaim controller's
 // Supply: its usage source fails, its history is short, nothing is idle),
 // that the nodes publish too little now, or that a pod asks more than any
-// node could ever offer. The condition is level-triggered: each pass
+// node could ever offer; or, for a job not yet started that asks for lent
+// GPUs, that no loan lasts long enough for it to reach a checkpoint
+// (LoanGate). The condition is level-triggered: each pass
 // derives it from the pods in the cache and the Supply in memory, and the
 // status is written only when its reason or message changes.
+
+// LoanGate holds a new job that asks for lent GPUs until a loan lasts long
+// enough for it to reach a checkpoint (gpuloan.Gate): why, or "" when it
+// may start, and when to ask again.
+type LoanGate interface {
+	Hold(job *kubeflowv1.TFJob, now time.Time) (why string, retry time.Duration)
+}
 
 // ReclaimedSupply is what reclaimed capacity the cluster offers, as the
 // reclaim controller last decided it (reclaim.Controller).
@@ -102,6 +111,8 @@ func (p *plan) noteCapacityWait(job *kubeflowv1.TFJob, obs observed, now time.Ti
 		forced = forced || waitsForForcedRequest(pod)
 	}
 	switch {
+	case !isFinished(&p.status) && obs.loanWait != "":
+		setLeadingCondition(&p.status, kubeflowv1.JobCapacityPending, colocation.ReasonGPULoanTooShort, jobMessage(job, obs.loanWait), metav1Time(now))
 	case !isFinished(&p.status) && len(waiting) == 0 && forced:
 		why := fmt.Sprintf("waits: a LimitRange of namespace %s (its min or maxLimitRequestRatio) makes the job's pods request cpu or memory beside their reclaimed capacity, and no node has that much unrequested; ask for the LimitRange's cpu and memory minimum and ratio to be lifted, or submit the job again with the annotation %s: %s",
 			job.Namespace, colocation.CapacityAnnotation, colocation.CapacityRequested)

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -182,4 +184,30 @@ func TestSlimPodKeepsWhyUnscheduled(t *testing.T) {
 // res is milliCPU and gib GiB.
 func res(milliCPU, gib int64) colocation.Resources {
 	return colocation.Resources{MilliCPU: milliCPU, Memory: gib << 30}
+}
+
+// A job not yet started that asks for lent GPUs while no loan is long
+// enough (LoanGate) creates nothing, says why on CapacityPending and asks
+// again; once a loan is long enough it starts, and the condition goes.
+func TestPlanWaitsForALongEnoughLoan(t *testing.T) {
+	job := makeJob("j").replicas(Worker, 2, Never).obj()
+	obs := observe(job)
+	obs.loanWait, obs.loanRetry = "waits for a GPU loan long enough to reach a checkpoint: pool A100 lends its free GPUs only until 06:40", 30*time.Second
+	p := planPass(job, obs, testNow, defaultPolicy)
+	if diff := cmp.Diff([]string{"CapacityPending=True/GPULoanTooShort"}, summariseStatus(p.status).Conditions); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if c := findCondition(&p.status, kubeflowv1.JobCapacityPending); c == nil || !strings.Contains(c.Message, "TFJob ns/j waits for a GPU loan long enough") {
+		t.Errorf("CapacityPending %+v: want the gate's words", c)
+	}
+	if len(p.createPods) != 0 || len(p.createServices) != 0 || p.status.StartTime != nil || p.requeueAfter != 30*time.Second {
+		t.Errorf("Planned %d pods, %d services, startTime %v, requeue %v; want nothing started, asked again in 30s",
+			len(p.createPods), len(p.createServices), p.status.StartTime, p.requeueAfter)
+	}
+
+	job.Status = p.status
+	admitted := planPass(job, observe(job), testNow.Add(time.Minute), defaultPolicy)
+	if diff := cmp.Diff([]string{"Created=True/TFJobCreated"}, summariseStatus(admitted.status).Conditions); diff != "" || len(admitted.createPods) != 2 {
+		t.Errorf("Once a loan is long enough: %d pods planned, conditions (-want +got):\n%s", len(admitted.createPods), diff)
+	}
 }

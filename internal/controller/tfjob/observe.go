@@ -61,6 +61,9 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflowv1.TFJob) (observ
 	if obs.missingPriorityClasses, err = r.missingPriorityClasses(ctx, job); err != nil {
 		return obs, err
 	}
+	if r.opts.Loans != nil && len(obs.missingPriorityClasses) == 0 && !hasCondition(&job.Status, kubeflowv1.JobCreated) && !suspended(job) && !isFinished(&job.Status) {
+		obs.loanWait, obs.loanRetry = r.opts.Loans.Hold(job, r.clock.Now())
+	}
 	obs.hasPodGroup, err = r.hasPodGroup(ctx, job)
 	return obs, err
 }

@@ -40,6 +40,10 @@ type observed struct {
 	// supply is what reclaimed capacity the cluster offers, as the reclaim
 	// controller last decided it; nil without reclaimed capacity.
 	supply *reclaim.Supply
+	// loanWait says why a job not yet started waits for a longer GPU loan
+	// (LoanGate), "" if it does not; loanRetry is when to ask again.
+	loanWait  string
+	loanRetry time.Duration
 }
 
 // replicaID names one replica of a job.
@@ -173,6 +177,10 @@ func (p *plan) start(job *kubeflowv1.TFJob, obs observed, starting bool, capacit
 		return false
 	case len(obs.missingPriorityClasses) > 0:
 		p.hold(reasonPriorityClassNotFound, priorityClassMessage(job, obs), mnow)
+		return false
+	case obs.loanWait != "":
+		// CapacityPending says why (noteCapacityWait).
+		p.requeueAt(obs.loanRetry)
 		return false
 	default:
 		setCondition(&p.status, kubeflowv1.JobCreated, corev1.ConditionTrue, reasonCreated, jobMessage(job, "is created"), mnow)

@@ -70,6 +70,9 @@ type Options struct {
 	// Supply, with Reclaim, is the reclaim controller: jobs whose pods
 	// wait for reclaimed capacity say why (CapacityPending).
 	Supply ReclaimedSupply
+	// Loans, when set, holds new jobs that ask for lent GPUs until a loan
+	// lasts long enough for them (CapacityPending).
+	Loans LoanGate
 	// Progress holds what training code reported (nil: no reports); the
 	// controller writes it into the jobs' status.
 	Progress *progress.Store

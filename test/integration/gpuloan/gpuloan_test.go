@@ -245,6 +245,85 @@ func TestUnplannedSpikeIsAMissedReturn(t *testing.T) {
 	})
 }
 
+// A new job that asks for lent GPUs while online work wants them back
+// within seconds, sooner than the shortest loan (5 s) and a checkpoint's
+// notice (10 s) allow, waits and says why; it creates no pod while the
+// loan is short nor while online work holds the GPUs, and starts once the
+// window that took them closes. Its template sets the GPUs as a limit
+// only, as most TFJob YAML does.
+func TestNewJobWaitsForALongEnoughLoan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The window opens at the first whole minute at least 70 s away; a
+	// warm-up of all but 8 s of the time until then makes online work need
+	// the GPUs 8 s from now.
+	start := time.Now().Add(70 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
+	end := start.Add(time.Minute)
+	need := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	d := inference("h100-infer", 0)
+	d.Annotations = map[string]string{
+		tide.ScheduleAnnotation: fmt.Sprintf("UTC %d %d * * * - %d %d * * * = 1", start.Minute(), start.Hour(), end.Minute(), end.Hour()),
+		tide.WarmUpAnnotation:   start.Sub(need).String(),
+	}
+	d.Spec.Template.Spec.NodeSelector[colocation.GPUModelLabel] = gateModel
+	d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus(2), Limits: gpus(2)}
+	if err := apiServer.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	pool := map[string]string{"pool": gateModel}
+	within(t, "the manager to lend the H100 GPUs only until online work needs them", 30*time.Second, func(context.Context) (bool, error) {
+		until := framework.RegistrySample(t, metrics.NameGPULoanLendableUntil, pool).GetGauge().GetValue()
+		return until > 0 && until <= float64(need.Unix()), nil
+	})
+
+	job := training("h100-train", 1)
+	spec := &job.Spec.TFReplicaSpecs[kubeflowv1.ReplicaTypeWorker].Template.Spec
+	spec.NodeSelector[colocation.GPUModelLabel] = gateModel
+	spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: gpus(2)}
+	if err := apiServer.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "the job to say it waits for a longer loan", 30*time.Second, func(ctx context.Context) (bool, error) {
+		j := &kubeflowv1.TFJob{}
+		if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: offlineNS, Name: "h100-train"}, j); err != nil {
+			return false, err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == kubeflowv1.JobCapacityPending && c.Reason == colocation.ReasonGPULoanTooShort {
+				if !strings.Contains(c.Message, "pool "+gateModel) {
+					return false, fmt.Errorf("CapacityPending says %q, want the pool named", c.Message)
+				}
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	within(t, "the job to start once the window closed", time.Until(end)+time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, "h100-train")
+		return running(pods) == 1, err
+	})
+	pods, err := jobPods(ctx, "h100-train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		// Creation times are whole seconds.
+		if p.CreationTimestamp.Time.Before(end.Add(-time.Second)) {
+			t.Errorf("Pod %s created at %s, before the window closed at %s: the job started on a loan too short", p.Name, p.CreationTimestamp.UTC(), end)
+		}
+	}
+	j := &kubeflowv1.TFJob{}
+	if err := apiServer.Client.Get(ctx, client.ObjectKey{Namespace: offlineNS, Name: "h100-train"}, j); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Type == kubeflowv1.JobCapacityPending {
+			t.Errorf("Condition %+v once started: want CapacityPending gone", c)
+		}
+	}
+}
+
 // The inference Deployment's replicas outside and inside its window, and
 // its warm-up (backfill.dev/gpu-warm-up): its GPUs must be back that much
 // before the window.

@@ -42,6 +42,8 @@ const (
 	unforecastModel = "NVIDIA-L4"
 	// spikeModel is a pool where online work rises unforeseen.
 	spikeModel = "Tesla-T4"
+	// gateModel is a pool whose loan is too short for a new job.
+	gateModel = "NVIDIA-H100-80GB-HBM3"
 	// patientClass is the PriorityClass of online pods that wait rather
 	// than preempt.
 	patientClass = "online-patient"
@@ -104,10 +106,12 @@ func prepare(s *framework.Suite) error {
 	if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
 		return fmt.Errorf("creating node %s: %w", spec.Name, err)
 	}
-	spec = simkwok.NodeSpec{Name: "t4-0", CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi"), GPUs: 2,
-		Labels: map[string]string{colocation.GPUModelLabel: spikeModel}}
-	if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
-		return fmt.Errorf("creating node %s: %w", spec.Name, err)
+	for name, gpuModel := range map[string]string{"t4-0": spikeModel, "h100-0": gateModel} {
+		spec = simkwok.NodeSpec{Name: name, CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi"), GPUs: 2,
+			Labels: map[string]string{colocation.GPUModelLabel: gpuModel}}
+		if err := apiServer.Client.Create(ctx, simkwok.NodeObject(spec)); err != nil {
+			return fmt.Errorf("creating node %s: %w", spec.Name, err)
+		}
 	}
 	// Online pods that preempt nothing, so that only the manager frees
 	// GPUs for them: the spike test sees its own return, not the

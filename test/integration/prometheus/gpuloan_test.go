@@ -40,8 +40,8 @@ const (
 // other.
 func TestGPULoansOnRealPrometheus(t *testing.T) {
 	metrics.Register()
-	metrics.GPULoanPool(poolA100, 8, time.Now().Add(time.Hour))
-	metrics.GPULoanPool(poolL4, 0, time.Time{})
+	metrics.GPULoanPool(poolA100, 8, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	metrics.GPULoanPool(poolL4, 0, time.Time{}, time.Time{})
 	t.Cleanup(func() {
 		metrics.GPULoanPoolGone(poolA100)
 		metrics.GPULoanPoolGone(poolL4)
