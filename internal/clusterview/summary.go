@@ -62,10 +62,15 @@ type Pod struct {
 	StopAt     time.Time
 	// Online is the latency objective of an online pod whose workload opts
 	// in (colocation.LatencyObjectiveAnnotation), Workload its workload's
-	// name; LatencyError says why an opt-in was not taken.
+	// name (also kept for online pods that request GPUs); LatencyError says
+	// why an opt-in was not taken.
 	Online       *colocation.LatencyObjective
 	Workload     string
 	LatencyError string
+	// WarmUp is, for an online pod that requests GPUs and is Ready, the
+	// time from its creation to its Ready condition's last transition: its
+	// workload's warm-up, as GPU loans measure it.
+	WarmUp time.Duration
 }
 
 // Node is what the view keeps of a node. Of its ObjectMeta only the name
@@ -131,6 +136,9 @@ func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 		if online != nil || err != nil {
 			s.Online, s.Workload = online, intern.String(colocation.WorkloadOf(pod))
 		}
+		if s.Requests.GPU > 0 {
+			s.Workload, s.WarmUp = intern.String(colocation.WorkloadOf(pod)), warmUpOf(pod)
+		}
 		return s
 	}
 	if name, ok := colocation.ControllingTFJob(pod); ok {
@@ -140,6 +148,17 @@ func PodSummary(pod *corev1.Pod, offlineClass string) *Pod {
 		s.ReplicaType = intern.String(rtype)
 	}
 	return s
+}
+
+// warmUpOf is the time from the pod's creation to its Ready condition's
+// last transition, 0 while it is not Ready.
+func warmUpOf(pod *corev1.Pod) time.Duration {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return max(c.LastTransitionTime.Sub(pod.CreationTimestamp.Time), 0)
+		}
+	}
+	return 0
 }
 
 // summariseNode is the cache transform of the view's nodes.

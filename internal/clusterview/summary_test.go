@@ -67,6 +67,11 @@ func TestPodSummary(t *testing.T) {
 	started := metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	batch.UID, batch.Status.StartTime, batch.DeletionTimestamp = "uid-etl", &started, &started
 	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	infer := cvt.Pod("serve", "infer-7d9f-abcde", "gpu-0", corev1.PodQOSBurstable, corev1.PodRunning, cvt.Container(cvt.Resources("nvidia.com/gpu", "2"), cvt.Resources("nvidia.com/gpu", "2")))
+	infer.Labels = map[string]string{"pod-template-hash": "7d9f"}
+	infer.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "infer-7d9f", Controller: ptr.To(true)}}
+	infer.CreationTimestamp = started
+	infer.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(started.Add(90 * time.Second))}}
 	cases := map[string]struct {
 		pod  *corev1.Pod
 		want *Pod
@@ -93,6 +98,11 @@ func TestPodSummary(t *testing.T) {
 			pod: podLevel,
 			want: &Pod{ObjectMeta: meta("shop", "api-0"), Node: "n", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSGuaranteed,
 				Requests: colocation.Resources{MilliCPU: 3000, Memory: 2 << 30}, Limits: colocation.Resources{MilliCPU: 3000, Memory: 2 << 30}},
+		},
+		"online on GPUs, Ready 90 s after its creation": {
+			pod: infer,
+			want: &Pod{ObjectMeta: meta("serve", "infer-7d9f-abcde"), Node: "gpu-0", Phase: corev1.PodRunning, Tier: colocation.TierOnline, QOS: corev1.PodQOSBurstable,
+				Requests: colocation.Resources{GPU: 2}, Limits: colocation.Resources{GPU: 2}, Workload: "infer", WarmUp: 90 * time.Second},
 		},
 		"offline by label, owner of another group": {
 			pod:  other,

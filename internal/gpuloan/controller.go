@@ -59,8 +59,10 @@ type Controller struct {
 	kedaServed bool
 	// gate holds new jobs until a loan is long enough for them.
 	gate *Gate
-	// intervals are the lent jobs' checkpoint intervals.
+	// intervals are the lent jobs' checkpoint intervals, warmUps the
+	// online workloads' measured warm-ups.
 	intervals *intervals
+	warmUps   *warmUps
 }
 
 // NewController decides with settings, reading the cluster from view, c
@@ -70,7 +72,7 @@ func NewController(c client.Client, reader client.Reader, dc dynamic.Interface, 
 	recorder eventRecorder, clk clock.PassiveClock, log logr.Logger) (*Controller, error) {
 	ctrl := &Controller{client: c, reader: reader, dynamic: dc, view: view, settings: settings, offlineClass: offlineClass,
 		recorder: recorder, clock: clk, log: log.WithName(ControllerName), missed: map[types.UID]bool{}, known: map[string]bool{}, warned: map[string]string{},
-		gate: NewGate(settings), intervals: newIntervals()}
+		gate: NewGate(settings), intervals: newIntervals(), warmUps: newWarmUps()}
 	if prometheusURL != "" {
 		source, err := newPromSamples(prometheusURL)
 		if err != nil {
@@ -99,9 +101,11 @@ func (c *Controller) Sync(ctx context.Context) error {
 	if err := c.client.List(ctx, &jobs); err != nil {
 		return fmt.Errorf("listing TFJobs for their GPU loans: %w", err)
 	}
-	cl := clusterOf(c.view.Nodes(), c.view.Pods(), jobs.Items)
+	pods := c.view.Pods()
+	cl := clusterOf(c.view.Nodes(), pods, jobs.Items)
 	c.forgetGonePools(cl)
 	c.intervals.observe(cl)
+	c.warmUps.observe(pods)
 	if len(cl.pools) == 0 {
 		c.lastSync = now
 		c.gate.decided(map[string]gatePool{}, nil, now)
@@ -162,13 +166,14 @@ func (c *Controller) forecasts(ctx context.Context, now time.Time) ([]forecast, 
 	} else {
 		c.warnOnce("history", nil, "")
 	}
+	c.warmUps.keep(workloads)
 	out := make([]forecast, 0, len(workloads))
 	for _, w := range workloads {
 		var so *scaledObject
 		if s, ok := scaled[w.key()]; ok {
 			so = &s
 		}
-		f := forecastOf(w, so, histories[w.key()], c.settings.DefaultWarmUp)
+		f := forecastOf(w, so, histories[w.key()], c.warmUps.of(w, c.settings.DefaultWarmUp))
 		c.warnOnce("forecast/"+w.key(), f.problem, "A GPU workload's stated schedule cannot be read; its forecast comes from the next source", "workload", w.key(), "source", f.source)
 		out = append(out, f)
 	}

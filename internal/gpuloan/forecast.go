@@ -39,9 +39,10 @@ func (c constant) Steps(from, _ time.Time) []tide.Step {
 // annotation, which states or overrides; else its ScaledObject's cron
 // triggers; else its history; else its current replicas. A stated
 // source that does not parse falls through to the next, with the problem
-// kept for the log.
-func forecastOf(w workload, so *scaledObject, history *tide.History, defaultWarmUp time.Duration) forecast {
-	f := forecast{w: w, warmUp: defaultWarmUp}
+// kept for the log. Its warm-up is the backfill.dev/gpu-warm-up
+// annotation's, else warmUp (measured, or the default).
+func forecastOf(w workload, so *scaledObject, history *tide.History, warmUp time.Duration) forecast {
+	f := forecast{w: w, warmUp: warmUp}
 	if v, ok := w.annotations[tide.WarmUpAnnotation]; ok {
 		d, err := tide.ParseWarmUpAnnotation(v)
 		if err != nil {
