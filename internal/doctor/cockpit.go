@@ -48,7 +48,7 @@ var cockpitUnchecked = map[string]string{
 	"GPUs lent to training now":                                      gpuLoanOnly,
 	"Next return to online, in":                                      gpuLoanOnly + "; the next return only while a loan must end within the forecast",
 	"GPUs lent to training, per pool":                                gpuLoanOnly,
-	"Returns over the time range, per pool":                          gpuLoanOnly + "; it counts over Grafana's time range ($__range)",
+	"Loans over the time range, per pool":                            gpuLoanOnly + "; it counts over Grafana's time range ($__range)",
 	"Online pods waiting for a GPU training holds":                   gpuLoanOnly,
 	"Online pods waiting for CPU, per node (top 10 of each)": "it needs the node agent or the kubelet's CPU pressure (cgroup v2, the KubeletPSI feature gate), " +
 		"and its query of nodes with offline pods is empty while none runs any, that of the others while all do",

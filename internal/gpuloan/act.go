@@ -88,6 +88,9 @@ func (c *Controller) pause(ctx context.Context, job *kubeflowv1.TFJob, s LoanSta
 		outcome = metrics.ReturnLate
 	}
 	metrics.GPULoanReturned(s.Pool, outcome)
+	if lost := workLost(job, s, pods, now); lost > 0 {
+		metrics.GPULoanLost(s.Pool, s.GPUs, lost)
+	}
 	var errs []error
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
@@ -105,6 +108,28 @@ func (c *Controller) pause(ctx context.Context, job *kubeflowv1.TFJob, s LoanSta
 	c.log.Info("Paused a TFJob: its GPUs are back with online work", "tfjob", key, "pool", s.Pool, "gpus", s.GPUs, "outcome", outcome, "nextLoan", s.NextLoan)
 	c.recorder.Eventf(job, nil, corev1.EventTypeNormal, colocation.ReasonGPUsReturnedToOnline, "Pause", "The job %s", s.PausedMessage())
 	return errors.Join(errs...)
+}
+
+// workLost is the training a pause undoes: none after a checkpoint made on
+// the notice, else the time since the job's last checkpoint or, when it
+// made none on this loan, since its first pod started.
+func workLost(job *kubeflowv1.TFJob, s LoanState, pods []*clusterview.Pod, now time.Time) time.Duration {
+	if checkpointAfter(job, s.NoticeAt) {
+		return 0
+	}
+	var from time.Time
+	for _, p := range pods {
+		if !p.Started.IsZero() && (from.IsZero() || p.Started.Before(from)) {
+			from = p.Started
+		}
+	}
+	if p := job.Status.Progress; p != nil && p.CheckpointTime != nil && p.CheckpointTime.After(from) {
+		from = p.CheckpointTime.Time
+	}
+	if from.IsZero() {
+		return 0
+	}
+	return max(now.Sub(from), 0)
 }
 
 // resume starts a paused job on a new loan.

@@ -120,6 +120,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		return err
 	}
 	waitingByPool := c.waits(waiting, cl, now)
+	c.countHeld(cl, now)
 	c.lastSync = now
 	var errs []error
 	decided := map[string]gatePool{}
@@ -130,6 +131,19 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	c.gate.decided(decided, cl.boundJobs(), now)
 	return errors.Join(errs...)
+}
+
+// countHeld adds the GPU-seconds each pool's loans held since the last
+// decision, at most two intervals: a leader that was not deciding counts
+// nothing for the gap.
+func (c *Controller) countHeld(cl *cluster, now time.Time) {
+	if c.lastSync.IsZero() {
+		return
+	}
+	d := min(now.Sub(c.lastSync), 2*c.settings.Interval)
+	for _, name := range sortedPools(cl.pools) {
+		metrics.GPULoanHeld(name, cl.lent(name), d)
+	}
 }
 
 // forgetGonePools drops the series of pools whose nodes are gone.

@@ -16,6 +16,8 @@ const (
 	NameGPULoanReturns       = "backfill_gpu_loan_returns_total"
 	NameGPULoanMissedReturns = "backfill_gpu_loan_missed_returns_total"
 	NameGPULoanOnlineWait    = "backfill_gpu_loan_online_wait_seconds_total"
+	NameGPULoanGPUSeconds    = "backfill_gpu_loan_gpu_seconds_total"
+	NameGPULoanLostSeconds   = "backfill_gpu_loan_lost_gpu_seconds_total"
 )
 
 // Return outcomes, the values of backfill_gpu_loan_returns_total's outcome
@@ -58,6 +60,14 @@ var (
 		Name: NameGPULoanOnlineWait,
 		Help: "Seconds online pods waited unscheduled for a GPU of a pool while training held GPUs there, summed over the pods.",
 	}, []string{"pool"})
+	gpuLoanGPUSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: NameGPULoanGPUSeconds,
+		Help: "GPU-seconds training held on loan in a pool: the GPUs lent at each decision times the time since the one before.",
+	}, []string{"pool"})
+	gpuLoanLostSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: NameGPULoanLostSeconds,
+		Help: "GPU-seconds of training a pool's returns undid: for a job paused without a checkpoint after its notice, its GPUs times the time since its last checkpoint (or its loan's start).",
+	}, []string{"pool"})
 )
 
 // GPULoanPool records a pool's loans at a decision: the GPUs lent, when
@@ -73,6 +83,8 @@ func GPULoanPool(pool string, lent int, nextReturn, lendableUntil time.Time) {
 	}
 	gpuLoanMissedReturns.WithLabelValues(pool)
 	gpuLoanOnlineWait.WithLabelValues(pool)
+	gpuLoanGPUSeconds.WithLabelValues(pool)
+	gpuLoanLostSeconds.WithLabelValues(pool)
 }
 
 // GPULoanPoolGone forgets a pool whose nodes are gone.
@@ -85,6 +97,8 @@ func GPULoanPoolGone(pool string) {
 	}
 	gpuLoanMissedReturns.DeleteLabelValues(pool)
 	gpuLoanOnlineWait.DeleteLabelValues(pool)
+	gpuLoanGPUSeconds.DeleteLabelValues(pool)
+	gpuLoanLostSeconds.DeleteLabelValues(pool)
 }
 
 // GPULoanReturned counts a loan given back; outcome is ReturnOnTime or
@@ -98,6 +112,17 @@ func GPULoanMissedReturn(pool string) { gpuLoanMissedReturns.WithLabelValues(poo
 // GPULoanOnlineWaited adds time online pods waited for a GPU of a pool.
 func GPULoanOnlineWaited(pool string, waited time.Duration) {
 	gpuLoanOnlineWait.WithLabelValues(pool).Add(waited.Seconds())
+}
+
+// GPULoanHeld adds the GPU-seconds a pool's loans held since the last
+// decision.
+func GPULoanHeld(pool string, gpus int, d time.Duration) {
+	gpuLoanGPUSeconds.WithLabelValues(pool).Add(float64(gpus) * d.Seconds())
+}
+
+// GPULoanLost adds the GPU-seconds of training a return undid.
+func GPULoanLost(pool string, gpus int, d time.Duration) {
+	gpuLoanLostSeconds.WithLabelValues(pool).Add(float64(gpus) * d.Seconds())
 }
 
 // setTimestamp sets a pool's timestamp gauge, or removes it for zero.

@@ -192,7 +192,7 @@ var collectors = []prometheus.Collector{
 	reclaimTarget, reclaimOnlinePeak, reclaimUsageAge, reclaimFrozen, reclaimSourceUp,
 	reclaimSyncDuration, reclaimNodeWrites, reclaimEvictions,
 	onlineP99, reclaimOnlineHold, reclaimOnlineActions,
-	gpuLoanLent, gpuLoanNextReturn, gpuLoanLendableUntil, gpuLoanReturns, gpuLoanMissedReturns, gpuLoanOnlineWait,
+	gpuLoanLent, gpuLoanNextReturn, gpuLoanLendableUntil, gpuLoanReturns, gpuLoanMissedReturns, gpuLoanOnlineWait, gpuLoanGPUSeconds, gpuLoanLostSeconds,
 }
 
 var registerOnce sync.Once

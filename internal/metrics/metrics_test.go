@@ -76,6 +76,8 @@ var every = []documented{
 	{NameGPULoanReturns, "counter", []string{"pool", "outcome"}},
 	{NameGPULoanMissedReturns, "counter", []string{"pool"}},
 	{NameGPULoanOnlineWait, "counter", []string{"pool"}},
+	{NameGPULoanGPUSeconds, "counter", []string{"pool"}},
+	{NameGPULoanLostSeconds, "counter", []string{"pool"}},
 }
 
 // stateGauges name a TFJob, pod or node by design, one series per object
@@ -156,6 +158,8 @@ func TestLabelsBounded(t *testing.T) {
 		GPULoanReturned("NVIDIA-A100-SXM4-80GB", ReturnLate)
 		GPULoanMissedReturn("NVIDIA-A100-SXM4-80GB")
 		GPULoanOnlineWaited("NVIDIA-A100-SXM4-80GB", time.Second)
+		GPULoanHeld("NVIDIA-A100-SXM4-80GB", 8, 30*time.Second)
+		GPULoanLost("NVIDIA-A100-SXM4-80GB", 4, time.Minute)
 	})
 	ReportedJobs(nil)
 	phases := &phaseCollector{desc: jobPhases.desc}

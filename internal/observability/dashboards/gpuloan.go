@@ -42,6 +42,8 @@ func GPULoanColumns() []Column {
 		{Name: "Returned late", Unit: UnitCount, Expr: count(expr.GPULoanReturnsByPoolOver(expr.GPULoanLate, dashboardRange))},
 		{Name: "Missed returns", Unit: UnitCount, Expr: count(expr.GPULoanMissedReturnsByPoolOver(dashboardRange))},
 		{Name: "Online wait", Unit: UnitSeconds, Expr: expr.GPULoanOnlineWaitByPoolOver(dashboardRange)},
+		{Name: "GPU-hours lent", Unit: UnitHours, Expr: expr.GPULoanGPUHoursByPoolOver(dashboardRange)},
+		{Name: "GPU-hours lost", Unit: UnitHours, Expr: expr.GPULoanLostGPUHoursByPoolOver(dashboardRange)},
 	}
 }
 
@@ -87,11 +89,13 @@ func gpuLoanLentTrend(id uint32, pos dashboard.GridPos) *timeseries.PanelBuilder
 
 // gpuLoanReturnsTable: per pool, the returns over the dashboard's range.
 func gpuLoanReturnsTable(id uint32, pos dashboard.GridPos) *table.PanelBuilder {
-	return tablePanel(id, "Returns over the time range, per pool", gpuLoanDescription+
+	return tablePanel(id, "Loans over the time range, per pool", gpuLoanDescription+
 		"Per pool, over the dashboard's time range: loans given back on time (the job had its whole checkpoint time of notice), "+
 		"late (a shorter notice, as online needed the GPUs sooner than forecast, or online pods waited for GPUs the job still held), "+
 		"missed returns (online pods found waiting for a GPU while training held GPUs of the pool: the forecast missed a rise; "+
-		"the scheduler's preemption still gives online the GPU) and the seconds those pods waited, summed. "+
+		"the scheduler's preemption still gives online the GPU), the seconds those pods waited, summed, "+
+		"and the night's goodput: the GPU-hours training held on loan, and those of its work the returns undid "+
+		"(a job paused without a checkpoint after its notice loses what it did since its last one). "+
 		"Late and missed returns are what the alerts BackfillGPULoanReturnedLate and BackfillGPULoanMissedReturn report.",
 		pos, "pool", GPULoanColumns())
 }

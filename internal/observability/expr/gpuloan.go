@@ -18,6 +18,10 @@ const (
 	MetricGPULoanMissedReturns = "backfill_gpu_loan_missed_returns_total"
 	// MetricGPULoanOnlineWait is the seconds those pods waited, summed.
 	MetricGPULoanOnlineWait = "backfill_gpu_loan_online_wait_seconds_total"
+	// MetricGPULoanGPUSeconds is the GPU-seconds training held on loan;
+	// MetricGPULoanLostGPUSeconds those of its work the returns undid.
+	MetricGPULoanGPUSeconds     = "backfill_gpu_loan_gpu_seconds_total"
+	MetricGPULoanLostGPUSeconds = "backfill_gpu_loan_lost_gpu_seconds_total"
 )
 
 // The outcome label values of MetricGPULoanReturns.
@@ -59,6 +63,18 @@ func GPULoanMissedReturnsByPoolOver(window string) string {
 // labelled pool.
 func GPULoanOnlineWaitByPoolOver(window string) string {
 	return fmt.Sprintf("sum by (pool) (increase(%s[%s]))", MetricGPULoanOnlineWait, window)
+}
+
+// GPULoanGPUHoursByPoolOver is the GPU-hours training held on loan in
+// each pool within window, labelled pool.
+func GPULoanGPUHoursByPoolOver(window string) string {
+	return fmt.Sprintf("sum by (pool) (increase(%s[%s])) / 3600", MetricGPULoanGPUSeconds, window)
+}
+
+// GPULoanLostGPUHoursByPoolOver is the GPU-hours of training each pool's
+// returns undid within window, labelled pool.
+func GPULoanLostGPUHoursByPoolOver(window string) string {
+	return fmt.Sprintf("sum by (pool) (increase(%s[%s])) / 3600", MetricGPULoanLostGPUSeconds, window)
 }
 
 // GPULoanOnlineWaitingByPoolOver is how many online pods of each pool

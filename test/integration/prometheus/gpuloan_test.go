@@ -125,6 +125,9 @@ scrape_configs:
 	metrics.GPULoanReturned(poolA100, metrics.ReturnLate)
 	metrics.GPULoanMissedReturn(poolA100)
 	metrics.GPULoanOnlineWaited(poolA100, 90*time.Second)
+	// The night's goodput: 8 GPUs for 15 minutes, 4 of them losing 9.
+	metrics.GPULoanHeld(poolA100, 8, 15*time.Minute)
+	metrics.GPULoanLost(poolA100, 4, 9*time.Minute)
 
 	want := []string{
 		"BackfillGPULoanMissedReturn pool=" + poolA100 + " severity=warning",
@@ -159,6 +162,11 @@ scrape_configs:
 	}
 	if wait := cells["Online wait"]; wait[poolA100] < 90 || wait[poolA100] > 135 || wait[poolL4] != 0 {
 		t.Errorf("column Online wait: %v, want 90 s or a little more for %s, 0 for %s", wait, poolA100, poolL4)
+	}
+	for name, want := range map[string]float64{"GPU-hours lent": 2, "GPU-hours lost": 0.6} {
+		if got := cells[name]; got[poolA100] < want || got[poolA100] > 1.5*want || got[poolL4] != 0 {
+			t.Errorf("column %s: %v, want %v or a little more for %s, 0 for %s", name, got, want, poolA100, poolL4)
+		}
 	}
 	waiting, err := byPool(dashboards.GPULoanOnlineWaiting().Expr)
 	if err != nil {
