@@ -41,6 +41,9 @@ type job struct {
 	// measured is the longest checkpoint the job has reported (from the
 	// one it begins), 0 before the first.
 	measured int
+	// learnt is its checkpoint interval as the manager learns it: the gap
+	// between two checkpoints it finished in one run, 0 before.
+	learnt int
 	// stopping: told to stop, at its checkpoint's end; deadline the step
 	// by which it is stopped anyway (loans).
 	stopping bool
@@ -166,6 +169,9 @@ func (s *sim) advanceJob(j *job, dt int) bool {
 	case j.checkpointLeft > 0:
 		j.checkpointLeft -= dt
 		if j.checkpointLeft <= 0 {
+			if j.lastCheckpoint >= 0 && !j.stopping {
+				j.learnt = s.now - j.lastCheckpoint
+			}
 			j.saved, j.sinceCheckpoint, j.lastCheckpoint = j.progress, 0, s.now
 			if j.stopping {
 				s.r.returnsOnTime++
@@ -372,7 +378,7 @@ func (s *sim) lend() error {
 			continue
 		}
 		a := tide.Admit(now, pool, s.tideSettings, tide.Request{GPUs: j.spec.gpus,
-			CheckpointTime: time.Duration(j.measured) * time.Second, CheckpointInterval: time.Duration(j.spec.interval) * time.Second})
+			CheckpointTime: time.Duration(j.measured) * time.Second, CheckpointInterval: time.Duration(j.learnt) * time.Second})
 		if !a.OK {
 			s.r.refused++
 			i++
@@ -420,7 +426,7 @@ func (s *sim) loans() []tide.Loan {
 
 func (s *sim) loan(j *job) tide.Loan {
 	l := tide.Loan{Job: jobName(j), GPUs: j.spec.gpus, Started: s.w.at(j.started),
-		CheckpointTime: time.Duration(j.measured) * time.Second, CheckpointInterval: time.Duration(j.spec.interval) * time.Second}
+		CheckpointTime: time.Duration(j.measured) * time.Second, CheckpointInterval: time.Duration(j.learnt) * time.Second}
 	if j.lastCheckpoint >= 0 {
 		l.LastCheckpoint = s.w.at(j.lastCheckpoint)
 	}
