@@ -33,6 +33,11 @@ type config struct {
 	nodes               int           // of the reclaim-scale run (reclaimscale.go)
 	reclaimDuration     time.Duration // of the reclaim-scale run
 	seed                int64         // of the reclaim-scale run's online pods and usage
+	nodeLeaseSeconds    int           // of the kwok nodes' Leases
+	runningJobs         int           // of the reclaim-scale run (runningjobs.go)
+	agents              int           // simulated node agents of the reclaim-scale run (agents.go)
+	agentPhase          time.Duration // each of the three phases: without, with and without the agents
+	agentEvictions      float64       // the agents' evictions per node per hour
 	scale               bool
 	catchUp             bool
 	profileDir          string // of the catch-up and scale runs' CPU profiles
@@ -56,6 +61,11 @@ func main() {
 	flag.BoolVar(&cfg.reclaimScale, "reclaim-scale", false, "Run the reclaimed-capacity benchmark (-nodes kwok nodes with online pods, a fake Prometheus, the manager followed for -reclaim-duration) instead of the speed run")
 	flag.IntVar(&cfg.nodes, "nodes", 1000, "kwok nodes of the scale and reclaim-scale runs: 96 CPUs and 384 GiB each, 95 CPUs and 381 GiB allocatable")
 	flag.DurationVar(&cfg.reclaimDuration, "reclaim-duration", 10*time.Minute, "How long the reclaim-scale run follows the manager after its first reclaim sync; at the default growth of 10 %/min the ramp to the first targets alone takes about 6 minutes")
+	flag.IntVar(&cfg.nodeLeaseSeconds, "node-lease-seconds", 40, "Duration of the kwok nodes' Leases, which kwok renews every quarter of it as a kubelet does (40: the kubelet's default, a renewal every 10 s a node); longer spares a small machine the renewals of thousands of nodes")
+	flag.IntVar(&cfg.runningJobs, "running-jobs", 0, "Single-worker TFJobs on reclaimed capacity the reclaim-scale run creates, binds to its nodes (one a node, round the nodes) and has kwok run before the measured manager starts")
+	flag.IntVar(&cfg.agents, "agents", 0, "Simulated node agents of the reclaim-scale run, on its first nodes: after the ramp, -agent-phase of the manager alone, then the agents start and, once all listed their nodes' pods, -agent-phase with them, then -agent-phase alone again (each an informer on its node's pods, its own clients and connections, as the node agent's DaemonSet pods)")
+	flag.DurationVar(&cfg.agentPhase, "agent-phase", 3*time.Minute, "Length of each of the reclaim-scale run's three agent phases (see -agents)")
+	flag.Float64Var(&cfg.agentEvictions, "agent-evictions", 0.06, "Memory evictions of the simulated agents, per node per hour (0.06: one per 100 nodes every 10 minutes); each is the agent's own ranking and Eviction API calls on a running TFJob's pod")
 	flag.Int64Var(&cfg.seed, "seed", 1, "Seed of the reclaim-scale run's online pods and usage")
 	flag.BoolVar(&cfg.scale, "scale", false, "Run the scale benchmark (catch-up, baseline and steady submission for each of -sizes, then memory and reclaimed capacity with the largest size running on -nodes kwok nodes, then with -history finished jobs) instead of the speed run")
 	flag.BoolVar(&cfg.catchUp, "catch-up", false, "Run the catch-up benchmark (-jobs TFJobs exist, then a fresh manager starts: its CPU per 1,000 objects and per reconcile, and a CPU profile of it) instead of the speed run")

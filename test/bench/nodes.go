@@ -38,9 +38,10 @@ const nodeConcurrency = 32
 // manages, named node-0000, node-0001, ...: kwok makes them Ready, renews
 // their Leases and turns the pods bound to them Running, as kubelets
 // would. Once they are Ready the harness lowers their allocatable below
-// capacity (kwok's start-up makes the two equal). stop stops kwok; the
-// nodes stay.
-func createNodes(ctx context.Context, c *cluster, n int) (names []string, stop func() error, err error) {
+// capacity (kwok's start-up makes the two equal). leaseSeconds is the
+// duration of the nodes' Leases, renewed every quarter of it (0: 40, the
+// kubelet's default). stop stops kwok; the nodes stay.
+func createNodes(ctx context.Context, c *cluster, n, leaseSeconds int) (names []string, stop func() error, err error) {
 	kubeconfig, err := c.kubeconfig("kwok")
 	if err != nil {
 		return nil, nil, err
@@ -49,6 +50,8 @@ func createNodes(ctx context.Context, c *cluster, n int) (names []string, stop f
 		Binary:     filepath.Join(framework.BinDir(), "kwok"),
 		Kubeconfig: kubeconfig,
 		StateDir:   filepath.Join(c.dir, "kwok"),
+
+		NodeLeaseDurationSeconds: leaseSeconds,
 	})
 	if err != nil {
 		return nil, nil, err

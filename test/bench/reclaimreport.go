@@ -29,6 +29,13 @@ func printReclaimSection(out io.Writer, r *reclaimResult) {
 		r.nodes, nodeCPU.String(), nodeMemory.String(), nodeAllocatableCPU.String(), nodeAllocatableMemory.String(), r.onlinePods, r.seed)
 	fmt.Fprintf(out, "usage:        fake Prometheus: online use %.0f-%.0f %% of requests, drifting ±%.0f points over %s, noise ±%.0f point every %s; set up in %s\n",
 		100*(0.30-driftAmplitude), 100*(0.40+driftAmplitude), 100*driftAmplitude, driftPeriod, 100*noiseAmplitude, noiseStep, r.setup.Round(time.Second))
+	if r.leaseSeconds != 0 && r.leaseSeconds != 40 {
+		fmt.Fprintf(out, "leases:       the nodes' Leases last %d s, renewed every %d s (a kubelet's: 40 s, every 10 s)\n", r.leaseSeconds, r.leaseSeconds/4)
+	}
+	if r.runningJobs > 0 {
+		fmt.Fprintf(out, "jobs:         %d running single-worker TFJobs on reclaimed capacity (2 CPUs, 4 GiB), bound one a node, run by kwok; set up in %s\n",
+			r.runningJobs, r.runningSetup.Round(time.Second))
+	}
 	fmt.Fprintln(out, "phases:       start-up = from the manager's start until its first sync ended; ramp = until the first sync after which")
 	fmt.Fprintln(out, "              every node's published cpu and memory were within the min change of its target; steady = the rest")
 
@@ -83,6 +90,7 @@ func printReclaimSection(out io.Writer, r *reclaimResult) {
 	fmt.Fprintf(out, "\nAPI requests in the %s phase (apiserver_request_total)\n", last.name)
 	printRequests(out, last.run)
 	fmt.Fprintln(out, "(kwok's requests are among the others: node Leases, heartbeats in nodes/status, pods/status)")
+	printAgentsSection(out, r)
 
 	fmt.Fprintln(out)
 	if len(r.problems) == 0 {

@@ -27,6 +27,7 @@ type reclaimPhase struct {
 // reclaimResult is what the reclaim-scale run measured.
 type reclaimResult struct {
 	nodes, onlinePods int
+	leaseSeconds      int // of the nodes' Leases
 	seed              int64
 	managerArgs       []string
 	settings          reclaim.Settings
@@ -37,6 +38,9 @@ type reclaimResult struct {
 	final             reclaimState
 	usage             usage
 	queries           queryCounts
+	runningJobs       int           // TFJobs created running before the manager started
+	runningSetup      time.Duration // how long creating them took
+	agents            *agentsResult // with -agents
 	problems          []string
 }
 
@@ -54,7 +58,21 @@ func runReclaimScale(ctx context.Context, c *cluster, cfg config) (res *reclaimR
 			err = stopErr
 		}
 	}()
-	return env.measure(ctx, c, cfg, slices.Concat(env.managerFlags(), extraManagerFlags(cfg.managerFlags)))
+	flags := slices.Concat(env.managerFlags(), extraManagerFlags(cfg.managerFlags))
+	var runningSetup time.Duration
+	if cfg.runningJobs > 0 {
+		if runningSetup, err = createRunningJobs(ctx, c, cfg, flags, env.nodes, cfg.runningJobs); err != nil {
+			return nil, err
+		}
+	}
+	if res, err = env.measure(ctx, c, cfg, flags); err != nil {
+		return nil, err
+	}
+	res.runningJobs, res.runningSetup, res.leaseSeconds = cfg.runningJobs, runningSetup, cfg.nodeLeaseSeconds
+	if res.agents != nil {
+		res.problems = append(res.problems, agentProblems(res.agents, cfg.runningJobs)...)
+	}
+	return res, nil
 }
 
 // reclaimEnv is the cluster of the reclaim-scale run: kwok nodes with
@@ -79,7 +97,7 @@ func startReclaimEnv(ctx context.Context, c *cluster, cfg config) (env *reclaimE
 	}
 	start := time.Now()
 	fmt.Printf("reclaim: creating %d kwok nodes\n", cfg.nodes)
-	nodes, stopKwok, err := createNodes(ctx, c, cfg.nodes)
+	nodes, stopKwok, err := createNodes(ctx, c, cfg.nodes, cfg.nodeLeaseSeconds)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +173,11 @@ func (e *reclaimEnv) measure(ctx context.Context, c *cluster, cfg config, flags 
 	case <-m.proc.Done():
 		return nil, fmt.Errorf("the manager exited: %w; see %s", m.proc.Wait(), m.proc.LogPath())
 	case <-time.After(cfg.reclaimDuration):
+	}
+	if cfg.agents > 0 {
+		if res.agents, err = e.measureAgents(ctx, c, cfg, m, t); err != nil {
+			return nil, err
+		}
 	}
 	stopTracker()
 	<-tracked

@@ -84,3 +84,36 @@ func checkProfiled(t *testing.T, report, path, row string) {
 		t.Errorf("the profile %s is missing or empty: %v", path, err)
 	}
 }
+
+// TestReclaimScaleSmoke runs the reclaim-scale benchmark on a few nodes
+// with running TFJobs and simulated node agents: the jobs run before the
+// manager is followed, every agent's pod watch is established (the
+// apiserver's pod watches rise by one an agent), their evictions happen,
+// and the reclaim invariants hold. Its figures are printed with -v and
+// never checked.
+func TestReclaimScaleSmoke(t *testing.T) {
+	dir := t.TempDir()
+	binary, err := framework.BuildBackfill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config{
+		reclaimScale: true, nodes: 20, runningJobs: 20, agents: 20,
+		agentPhase: 30 * time.Second, agentEvictions: 30, // about 5 evictions in the agents' phase
+		reclaimDuration: 20 * time.Second, seed: 1, concurrency: 16, timeout: 10 * time.Minute,
+		backfill: binary, managerFlags: "--reclaim-interval=5s --reclaim-growth-per-minute=1000",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	var report bytes.Buffer
+	err = runTo(ctx, cfg, &report)
+	t.Log(report.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"20 running single-worker TFJobs", "agents' share of kube-apiserver's CPU", "pod watches open at the end"} {
+		if !strings.Contains(report.String(), row) {
+			t.Errorf("the report has no %q", row)
+		}
+	}
+}
