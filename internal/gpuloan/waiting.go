@@ -53,21 +53,24 @@ func waitingOnline(ctx context.Context, r client.Reader, offlineClass string) ([
 
 // waits counts the online pods waiting for a GPU of a pool where training
 // holds GPUs: each pod once as a missed return, and the time it waited
-// since the last decision (or since it began to wait). It returns the
-// pools where online pods wait, with the GPUs they wait for.
+// since the last decision (or since it began to wait), in the first such
+// pool it fits. It returns the pools where online pods wait, with the GPUs
+// they wait for: a pod that fits several waits in each.
 func (c *Controller) waits(waiting []waitingPod, cl *cluster, now time.Time) map[string]int {
 	out := map[string]int{}
 	seen := map[types.UID]bool{}
 	for _, w := range waiting {
 		seen[w.uid] = true
+		counted := false
 		for _, name := range sortedPools(cl.pools) {
 			if !w.placement.fits(name) {
 				continue
 			}
 			out[name] += w.gpus
-			if cl.lent(name)+cl.taken[name] == 0 {
+			if counted || cl.lent(name)+cl.taken[name] == 0 {
 				continue
 			}
+			counted = true
 			if !c.missed[w.uid] {
 				c.missed[w.uid] = true
 				metrics.GPULoanMissedReturn(name)
