@@ -10,9 +10,9 @@ import (
 // ReceiverName names the local sink's receiver, as notifications name it.
 const ReceiverName = "backfill-dev-sink"
 
-// GroupBy puts the alerts of one TFJob, namespace or node in one
+// GroupBy puts the alerts of one TFJob, namespace, node or GPU pool in one
 // notification: the labels backfill's alerts are about.
-var GroupBy = []string{"alertname", "namespace", "tfjob", "node"}
+var GroupBy = []string{"alertname", "namespace", "tfjob", "node", "pool"}
 
 // Timings fit the local cluster's compressed day, where Prometheus
 // evaluates the rules every 5 s: a new group is sent after GroupWait, a

@@ -17,7 +17,7 @@ func TestConfig(t *testing.T) {
 	const want = `
 route:
   receiver: backfill-dev-sink
-  group_by: [alertname, namespace, tfjob, node]
+  group_by: [alertname, namespace, tfjob, node, pool]
   group_wait: 5s
   group_interval: 10s
   repeat_interval: 1h

@@ -147,13 +147,14 @@ func TestAlertmanagerConfigEveryReceiver(t *testing.T) {
 	}
 	byJob := map[string]any{"matchers": []any{matcher("tfjob", "=~", ".+")}, "groupBy": []any{"namespace", "tfjob"}}
 	byNode := map[string]any{"matchers": []any{matcher("node", "=~", ".+")}, "groupBy": []any{"node"}}
+	byPool := map[string]any{"matchers": []any{matcher("pool", "=~", ".+")}, "groupBy": []any{"pool"}}
 	wantRoute := map[string]any{
 		"receiver": "warning",
 		"matchers": []any{matcher("alertname", "=~", "Backfill.+")},
 		"groupBy":  []any{"alertname"}, "groupWait": "1m", "groupInterval": "5m", "repeatInterval": "4h",
 		"routes": []any{
-			map[string]any{"receiver": "critical", "matchers": []any{matcher("severity", "=", "critical")}, "routes": []any{byJob, byNode}},
-			byJob, byNode,
+			map[string]any{"receiver": "critical", "matchers": []any{matcher("severity", "=", "critical")}, "routes": []any{byJob, byNode, byPool}},
+			byJob, byNode, byPool,
 		},
 	}
 	if diff := cmp.Diff(wantRoute, spec["route"]); diff != "" {
