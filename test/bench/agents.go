@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,4 +214,22 @@ func selfRSS() int64 {
 		return 0
 	}
 	return kb << 10
+}
+
+// childRSS is the RSS in bytes of the harness's child process named comm
+// (kube-apiserver, etcd), 0 if there is none.
+func childRSS(comm string) int64 {
+	self := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		st, err := readStat(path)
+		if err != nil || st.ppid != self || st.comm != comm {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(procField(filepath.Join(filepath.Dir(path), "status"), "VmRSS"), " kB"), 10, 64)
+		if err == nil {
+			return kb << 10
+		}
+	}
+	return 0
 }

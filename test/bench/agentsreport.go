@@ -23,6 +23,7 @@ func printAgentsSection(out io.Writer, r *reclaimResult) {
 		a.evictionsPerHour, a.evictions, a.failed, a.noCandidate)
 	fmt.Fprintf(out, "              start: all listed their nodes' pods in %s; kube-apiserver %.1f CPU-s, etcd %.1f CPU-s, the harness %.1f CPU-s meanwhile\n",
 		a.synced.Round(time.Millisecond), a.startUp.plane["kube-apiserver"], a.startUp.plane["etcd"], a.startUp.harnessCPU)
+	fmt.Fprintf(out, "              then %s until two reclaim syncs had ended (a sync the start slowed and the writes it held back are not in the phase)\n", a.settled.Round(time.Second))
 	fmt.Fprintf(out, "              the harness's RSS before / with the agents: %.0f MiB / %.0f MiB (%.0f KiB an agent)\n",
 		float64(a.harnessRSSBefore)/mib, float64(a.harnessRSS)/mib, float64(a.harnessRSS-a.harnessRSSBefore)/1024/float64(max(a.agents, 1)))
 	fmt.Fprintf(out, "              Running TFJobs at the first phase's start / at the end: %d / %d\n", a.runningJobsAtStart, a.runningJobsAtEnd)
@@ -47,7 +48,9 @@ func printAgentsSection(out io.Writer, r *reclaimResult) {
 	row("machine busy (of the cores)", func(p agentPhase) string {
 		return fmt.Sprintf("%.0f of %.0f s", p.run.machineCPU, float64(runtime.NumCPU())*p.run.elapsed.Seconds())
 	})
+	row("harness reads of the manager's /metrics", func(p agentPhase) string { return fmt.Sprintf("%d", p.scrapes) })
 	row("manager RSS at the end", func(p agentPhase) string { return fmt.Sprintf("%.0f MiB", float64(p.rss)/mib) })
+	row("kube-apiserver RSS at the end", func(p agentPhase) string { return fmt.Sprintf("%.0f MiB", float64(p.apiRSS)/mib) })
 	row("reclaim syncs", func(p agentPhase) string { return fmt.Sprintf("%.0f", p.syncs) })
 	row("sync time mean / p50 / p99 / max", func(p agentPhase) string { return syncTimes(p.records) })
 	row("node writes / per node per sync", func(p agentPhase) string {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,6 +22,9 @@ type manager struct {
 	proc    *process.Process
 	metrics string // URL of its /metrics
 	args    []string
+	// scrapes counts the harness's reads of its /metrics: each gathers
+	// every series, whichever it asks for.
+	scrapes atomic.Int64
 }
 
 // startManager runs `backfill manager` with the harness's kubeconfig,

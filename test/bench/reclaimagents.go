@@ -21,6 +21,8 @@ type agentPhase struct {
 	queries int
 	rss     int64   // the manager's at the phase's end
 	watches float64 // pod watches the apiserver served at the phase's end
+	apiRSS  int64   // kube-apiserver's RSS at the phase's end
+	scrapes int64   // the harness's reads of the manager's /metrics in it
 }
 
 // agentsResult is what the agents' part of the run measured.
@@ -30,9 +32,10 @@ type agentsResult struct {
 	alone, with, after agentPhase
 	startUp            window // from the agents' start until all had listed their pods
 	synced             time.Duration
-	harnessRSS         int64   // the harness's, agents included, once they had listed their pods
-	harnessRSSBefore   int64   // before the agents started
-	watchesBefore      float64 // pod watches before the agents started
+	settled            time.Duration // then until two syncs had ended
+	harnessRSS         int64         // the harness's, agents included, once they had listed their pods
+	harnessRSSBefore   int64         // before the agents started
+	watchesBefore      float64       // pod watches before the agents started
 	evictions, failed  int64
 	noCandidate        int64
 	lastEvictionError  string
@@ -81,6 +84,7 @@ func (e *reclaimEnv) measureAgents(ctx context.Context, c *cluster, cfg config, 
 		if err != nil {
 			return agentPhase{}, err
 		}
+		scrapesFrom := m.scrapes.Load()
 		var agentsFrom requestCounts
 		if agents != nil {
 			agentsFrom = agents.count.snapshot()
@@ -93,10 +97,11 @@ func (e *reclaimEnv) measureAgents(ctx context.Context, c *cluster, cfg config, 
 		if err != nil {
 			return agentPhase{}, err
 		}
-		p := agentPhase{name: name, run: from.until(to), rss: to.usage.rss, agents: requestCounts{}}
+		p := agentPhase{name: name, run: from.until(to), rss: to.usage.rss, agents: requestCounts{}, scrapes: m.scrapes.Load() - scrapesFrom}
 		if agents != nil {
 			p.agents = agents.count.snapshot().minus(agentsFrom)
 		}
+		p.apiRSS = childRSS("kube-apiserver")
 		if p.watches, err = c.podWatches(ctx); err != nil {
 			return agentPhase{}, err
 		}
@@ -134,6 +139,14 @@ func (e *reclaimEnv) measureAgents(ctx context.Context, c *cluster, cfg config, 
 	}
 	res.startUp, res.synced, res.harnessRSS = before.until(synced), agents.synced, agents.harnessRSS
 	fmt.Printf("reclaim: %d agents listed their nodes' pods in %s\n", n, res.synced.Round(time.Millisecond))
+	// A sync slowed by the agents' start, and the writes it held back,
+	// belong to the start, not to the phase with them: wait for two
+	// syncs to end first.
+	settleFrom := time.Now()
+	if err := t.waitSyncs(ctx, m, 2, 10*time.Minute); err != nil {
+		return nil, err
+	}
+	res.settled = time.Since(settleFrom)
 	if res.with, err = phase("manager + agents", agents); err != nil {
 		return nil, err
 	}
@@ -194,4 +207,28 @@ func agentProblems(a *agentsResult, runningJobs int) []string {
 		out = append(out, fmt.Sprintf("agents: %d evictions failed, the last with: %s", a.failed, a.lastEvictionError))
 	}
 	return out
+}
+
+// waitSyncs waits until n more reclaim syncs have been recorded.
+func (t *syncTracker) waitSyncs(ctx context.Context, m *manager, n int, timeout time.Duration) error {
+	t.mu.Lock()
+	want := len(t.records) + n
+	t.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for {
+		t.mu.Lock()
+		got, err := len(t.records), t.err
+		t.mu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case got >= want:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("the manager ended %d reclaim syncs in %s, want %d", got+n-want, timeout, n)
+		}
+		if err := waitOrExit(ctx, m, 500*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
