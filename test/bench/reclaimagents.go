@@ -67,6 +67,25 @@ func (a *agentsResult) apiserverShare() float64 {
 	return (with - a.aloneCPU()) / with
 }
 
+// normalisedShare is the agents' share of kube-apiserver's CPU with the
+// other requests' rate held equal: the phases without them give its CPU
+// per request (the mean of the two); what the phase with them used above
+// that per request of everyone else's is the agents'. The manager's node
+// writes follow the online usage and move from phase to phase by more
+// than the agents' whole cost, which the plain share takes for theirs.
+func (a *agentsResult) normalisedShare() (perRequest, agentsCPU, share float64) {
+	rate := func(p agentPhase, what requestCounts) float64 { return what.sum(all) / p.run.elapsed.Seconds() }
+	alone := (cpuPerSecond(a.alone.run, "kube-apiserver")/rate(a.alone, a.alone.run.apiserver) +
+		cpuPerSecond(a.after.run, "kube-apiserver")/rate(a.after, a.after.run.apiserver)) / 2
+	with := cpuPerSecond(a.with.run, "kube-apiserver")
+	others := rate(a.with, a.with.run.apiserver) - rate(a.with, a.with.agents)
+	agentsCPU = with - alone*others
+	if with == 0 {
+		return alone, agentsCPU, 0
+	}
+	return alone, agentsCPU, agentsCPU / with
+}
+
 // measureAgents runs the three phases with the manager m in steady
 // state: cfg.agentPhase of the manager alone; cfg.agents agents are
 // started on the first nodes and, once all have listed their pods,
