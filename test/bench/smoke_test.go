@@ -99,7 +99,7 @@ func TestReclaimScaleSmoke(t *testing.T) {
 	}
 	cfg := config{
 		reclaimScale: true, nodes: 20, runningJobs: 20, agents: 20,
-		agentPhase: 30 * time.Second, agentEvictions: 30, // about 5 evictions in the agents' phase
+		agentPhase: 15 * time.Second, agentEvictions: 60, // an eviction every 3 s: about 5 in the agents' phase
 		reclaimDuration: 20 * time.Second, seed: 1, concurrency: 16, timeout: 10 * time.Minute,
 		backfill: binary, managerFlags: "--reclaim-interval=5s --reclaim-growth-per-minute=1000",
 	}
