@@ -5,13 +5,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/backfill-dev/backfill/internal/clusterview"
 	"github.com/backfill-dev/backfill/internal/colocation"
 	"github.com/backfill-dev/backfill/internal/metrics"
+	"github.com/backfill-dev/backfill/internal/metrics/metricstest"
 )
 
 // An online pod that fits two pools where training holds GPUs waits in
@@ -32,33 +31,10 @@ func TestWaitsCountAPodOnce(t *testing.T) {
 	}
 	var missed, waited float64
 	for _, pool := range []string{"WaitA", "WaitB"} {
-		missed += sample(t, metrics.NameGPULoanMissedReturns, pool).GetCounter().GetValue()
-		waited += sample(t, metrics.NameGPULoanOnlineWait, pool).GetCounter().GetValue()
+		missed += metricstest.Sample(t, metrics.NameGPULoanMissedReturns, map[string]string{"pool": pool}).GetCounter().GetValue()
+		waited += metricstest.Sample(t, metrics.NameGPULoanOnlineWait, map[string]string{"pool": pool}).GetCounter().GetValue()
 	}
 	if missed != 1 || waited != 30 {
 		t.Errorf("missed returns %v, seconds waited %v over both pools; want 1 and 30", missed, waited)
 	}
-}
-
-// sample is the series of a metric of the process's registry for a pool,
-// nil when there is none.
-func sample(t *testing.T, name, pool string) *dto.Metric {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "pool" && l.GetValue() == pool {
-					return m
-				}
-			}
-		}
-	}
-	return nil
 }

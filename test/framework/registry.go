@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/backfill-dev/backfill/internal/metrics/metricstest"
 )
 
 // RegistrySample is the first series of a metric of the manager's
@@ -12,23 +13,5 @@ import (
 // labels; nil when there is none.
 func RegistrySample(t *testing.T, name string, labels map[string]string) *dto.Metric {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue series
-				}
-			}
-			return m
-		}
-	}
-	return nil
+	return metricstest.Sample(t, name, labels)
 }
