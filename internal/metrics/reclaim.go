@@ -65,7 +65,7 @@ var (
 	}, nil)
 	reclaimNodeWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: NameReclaimNodeWrites,
-		Help: "Writes of a node's reclaimed capacity or its explanation annotation.",
+		Help: "PATCHes of a node: its reclaimed capacity with its explanation annotation, or the explanation alone.",
 	}, nil)
 	reclaimEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: NameReclaimEvictions,

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/backfill-dev/backfill/internal/colocation"
@@ -63,35 +64,39 @@ func (c *Controller) writeAll(ctx context.Context, writes []nodeWrite) error {
 	return errors.Join(errs...)
 }
 
-// write publishes a decision on its node: the batch resources in the
-// node's status if they changed (capacity and allocatable both, since the
-// kubelet resets an extended resource's allocatable to its capacity),
-// then the explanation.
+// write publishes a decision on its node in one PATCH: the explanation
+// annotation, and the batch resources if they changed (capacity and
+// allocatable both, since the kubelet resets an extended resource's
+// allocatable to its capacity). A node's status subresource keeps the
+// metadata a patch sends (only its spec is reset), so a capacity change
+// and its explanation go together to nodes/status; an explanation alone
+// goes to the node.
 func (c *Controller) write(ctx context.Context, n Node, d Decision) error {
-	capacityChanged := d.Published != n.Published
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}
-	if capacityChanged && (!d.Published.IsZero() || !n.Published.IsZero()) {
+	body := map[string]any{"metadata": map[string]any{"annotations": map[string]string{ExplanationAnnotation: d.annotation()}}}
+	capacityChanged := d.Published != n.Published && (!d.Published.IsZero() || !n.Published.IsZero())
+	if capacityChanged {
 		list := map[corev1.ResourceName]resource.Quantity{
 			colocation.ResourceBatchCPU:    *resource.NewQuantity(d.Published.MilliCPU, resource.DecimalSI),
 			colocation.ResourceBatchMemory: *resource.NewQuantity(d.Published.Memory, resource.BinarySI),
 		}
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{"capacity": list, "allocatable": list}})
-		if err != nil {
-			return err
-		}
-		if err := c.client.Status().Patch(ctx, node, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-			return fmt.Errorf("publishing the reclaimed capacity of node %s: %w", n.Name, err)
-		}
-		metrics.NodeWritten()
-		c.log.V(1).Info("Published reclaimed capacity", "node", n.Name, "cpu", colocation.CPUString(d.Published.MilliCPU), "memory", colocation.MemoryString(d.Published.Memory), "why", d.Why)
+		body["status"] = map[string]any{"capacity": list, "allocatable": list}
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ExplanationAnnotation: d.annotation()}}})
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	if err := c.client.Patch(ctx, node, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-		return fmt.Errorf("explaining the reclaimed capacity of node %s: %w", n.Name, err)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}
+	if capacityChanged {
+		err = c.client.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, patch))
+	} else {
+		err = c.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch))
+	}
+	if err != nil {
+		return fmt.Errorf("publishing the reclaimed capacity of node %s: %w", n.Name, err)
 	}
 	metrics.NodeWritten()
+	if capacityChanged {
+		c.log.V(1).Info("Published reclaimed capacity", "node", n.Name, "cpu", colocation.CPUString(d.Published.MilliCPU), "memory", colocation.MemoryString(d.Published.Memory), "why", d.Why)
+	}
 	return nil
 }
