@@ -32,33 +32,33 @@ var colocationState = newColocationCollector()
 
 func newColocationCollector() *colocationCollector {
 	return &colocationCollector{
-		allocatable: prometheus.NewDesc(NameNodeAllocatable,
+		allocatable: newGaugeFamily(NameNodeAllocatable,
 			"Allocatable resources of a node: cpu in cores, memory in bytes, nvidia_com_gpu in devices.",
-			[]string{"node", "resource"}, nil),
-		requests: prometheus.NewDesc(NameNodeRequests,
+			"node", "resource"),
+		requests: newGaugeFamily(NameNodeRequests,
 			"Requests of the non-terminated pods bound to a node, by tier (online or offline), as the scheduler counts them (init containers, sidecars and overhead included).",
-			[]string{"node", "tier", "resource"}, nil),
-		limits: prometheus.NewDesc(NameNodeLimits,
+			"node", "tier", "resource"),
+		limits: newGaugeFamily(NameNodeLimits,
 			"Limits of the non-terminated pods bound to a node, by tier; containers without a limit add nothing.",
-			[]string{"node", "tier", "resource"}, nil),
-		pods: prometheus.NewDesc(NameNodePods,
+			"node", "tier", "resource"),
+		pods: newGaugeFamily(NameNodePods,
 			"Non-terminated pods bound to a node, by tier and QoS class.",
-			[]string{"node", "tier", "qos_class"}, nil),
-		batchAllocatable: prometheus.NewDesc(NameNodeBatchAllocatable,
+			"node", "tier", "qos_class"),
+		batchAllocatable: newGaugeFamily(NameNodeBatchAllocatable,
 			"Reclaimed capacity a node publishes for offline pods (backfill.dev/batch-cpu and backfill.dev/batch-memory): cpu in cores, memory in bytes.",
-			[]string{"node", "resource"}, nil),
-		batchAllocated: prometheus.NewDesc(NameNodeBatchAllocated,
+			"node", "resource"),
+		batchAllocated: newGaugeFamily(NameNodeBatchAllocated,
 			"Reclaimed capacity that offline pods not terminating hold on a node (their batch requests): cpu in cores, memory in bytes.",
-			[]string{"node", "resource"}, nil),
-		offlinePod: prometheus.NewDesc(NameOfflinePodInfo,
+			"node", "resource"),
+		offlinePod: newGaugeFamily(NameOfflinePodInfo,
 			"1 per non-terminated offline pod bound to a node, with its TFJob and replica type (empty when no TFJob controls it): the key to join the kubelet's and dcgm-exporter's per-pod series with.",
-			[]string{"namespace", "pod", "node", "tfjob", "replica_type"}, nil),
-		onlinePod: prometheus.NewDesc(NameOnlinePodInfo,
+			"namespace", "pod", "node", "tfjob", "replica_type"),
+		onlinePod: newGaugeFamily(NameOnlinePodInfo,
 			"1 per non-terminated online pod of a workload that declares a latency objective (backfill.dev/latency-objective), bound to a node, with its workload and whether offline pods run on its node (offline_beside): the key to join the workload's latency histogram with.",
-			[]string{"namespace", "pod", "node", "workload", "offline_beside"}, nil),
-		objective: prometheus.NewDesc(NameOnlineObjective,
+			"namespace", "pod", "node", "workload", "offline_beside"),
+		objective: newGaugeFamily(NameOnlineObjective,
 			"The P99 request latency an online workload declares as its objective (backfill.dev/latency-objective).",
-			[]string{"namespace", "workload"}, nil),
+			"namespace", "workload"),
 	}
 }
 
@@ -74,9 +74,9 @@ type colocationSource interface {
 // every node from the co-location view. It reports nothing until the view
 // has synced, which happens only on the leader.
 type colocationCollector struct {
-	allocatable, requests, limits, pods, offlinePod *prometheus.Desc
-	batchAllocatable, batchAllocated                *prometheus.Desc
-	onlinePod, objective                            *prometheus.Desc
+	allocatable, requests, limits, pods, offlinePod gaugeFamily
+	batchAllocatable, batchAllocated                gaugeFamily
+	onlinePod, objective                            gaugeFamily
 
 	mu     sync.Mutex
 	source colocationSource
@@ -91,8 +91,8 @@ func (c *colocationCollector) use(source colocationSource) {
 
 // Describe implements prometheus.Collector.
 func (c *colocationCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.allocatable, c.requests, c.limits, c.pods, c.batchAllocatable, c.batchAllocated, c.offlinePod, c.onlinePod, c.objective} {
-		ch <- d
+	for _, f := range []gaugeFamily{c.allocatable, c.requests, c.limits, c.pods, c.batchAllocatable, c.batchAllocated, c.offlinePod, c.onlinePod, c.objective} {
+		ch <- f.desc
 	}
 }
 
@@ -180,9 +180,7 @@ func tally(nodes []*clusterview.Node, pods []*clusterview.Pod) colocationTally {
 // of every node, zeros included, so that ratios and dashboards never miss
 // a side.
 func (c *colocationCollector) send(ch chan<- prometheus.Metric, t colocationTally) {
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+	gauge := newScrape(ch).gauge
 	for node, s := range t.nodes {
 		for _, r := range Resources {
 			gauge(c.allocatable, r.Of(s.allocatable), node, r.Label)

@@ -150,7 +150,7 @@ func (f fakeSource) Nodes() []*clusterview.Node { return f.nodes }
 func (f fakeSource) Pods() []*clusterview.Pod   { return f.pods }
 
 // summarised summarises nodes and pods as the cluster view does.
-func summarised(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) fakeSource {
+func summarised(t testing.TB, nodes []*corev1.Node, pods []*corev1.Pod) fakeSource {
 	t.Helper()
 	var f fakeSource
 	for _, n := range nodes {

@@ -3,8 +3,6 @@ package metrics
 import (
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	kubeflowv1 "github.com/backfill-dev/backfill/api/kubeflow/v1"
 	"github.com/backfill-dev/backfill/internal/progress"
 )
@@ -36,25 +34,25 @@ var GoodputCauses = []string{GoodputProductive, GoodputProgressLost, GoodputReco
 // trainingDescs are the descriptors of the training gauges, part of the
 // per-TFJob state collector.
 type trainingDescs struct {
-	goodput, checkpoint, step *prometheus.Desc
+	goodput, checkpoint, step gaugeFamily
 }
 
 func newTrainingDescs() trainingDescs {
 	return trainingDescs{
-		goodput: prometheus.NewDesc(NameJobGoodput,
+		goodput: newGaugeFamily(NameJobGoodput,
 			"Seconds of a TFJob's life by cause: productive (training that kept its progress), progress_lost (training a disruption, restart or suspension undid back to the last checkpoint), recovery (from a disruption until every replica ran again), waiting (for capacity before it first ran). Brought up to the scrape from status.goodput; the causes add up to the job's age, frozen once it finished.",
-			[]string{"namespace", "tfjob", "cause"}, nil),
-		checkpoint: prometheus.NewDesc(NameJobCheckpointTime,
+			"namespace", "tfjob", "cause"),
+		checkpoint: newGaugeFamily(NameJobCheckpointTime,
 			"Unix time at which a TFJob's training code last reported a durable checkpoint (status.progress.checkpointTime); absent while it reported none.",
-			[]string{"namespace", "tfjob"}, nil),
-		step: prometheus.NewDesc(NameJobProgressStep,
+			"namespace", "tfjob"),
+		step: newGaugeFamily(NameJobProgressStep,
 			"The last training step a TFJob's training code reported (status.progress.step); absent while it reported none.",
-			[]string{"namespace", "tfjob"}, nil),
+			"namespace", "tfjob"),
 	}
 }
 
-func (d trainingDescs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.goodput, d.checkpoint, d.step}
+func (d trainingDescs) all() []gaugeFamily {
+	return []gaugeFamily{d.goodput, d.checkpoint, d.step}
 }
 
 // collect sends a job's training series through gauge, which adds the
@@ -62,7 +60,7 @@ func (d trainingDescs) all() []*prometheus.Desc {
 // way readers of the status do (progress.TotalsAt): the controller writes
 // it only when what the job's time goes to changes, so the status alone
 // would show a running job's productive time frozen at its last start.
-func (d trainingDescs) collect(job *kubeflowv1.TFJob, now time.Time, gauge func(*prometheus.Desc, float64, ...string)) {
+func (d trainingDescs) collect(job *kubeflowv1.TFJob, now time.Time, gauge func(gaugeFamily, float64, ...string)) {
 	t := progress.TotalsAt(&job.Status, job.CreationTimestamp.Time, now)
 	gauge(d.goodput, t.Productive.Seconds(), GoodputProductive)
 	gauge(d.goodput, t.ProgressLost.Seconds(), GoodputProgressLost)

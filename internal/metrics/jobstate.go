@@ -43,24 +43,24 @@ var jobState = newJobStateCollector()
 
 func newJobStateCollector() *jobStateCollector {
 	return &jobStateCollector{
-		info: prometheus.NewDesc(NameJobInfo,
+		info: newGaugeFamily(NameJobInfo,
 			"1 per TFJob, with its phase (as in backfill_tfjobs) and the PriorityClass of its pods (several joined by commas).",
-			[]string{"namespace", "tfjob", "phase", "priority_class"}, nil),
-		replicas: prometheus.NewDesc(NameJobReplicas,
+			"namespace", "tfjob", "phase", "priority_class"),
+		replicas: newGaugeFamily(NameJobReplicas,
 			"Replicas of a TFJob by lowercase replica type and state: desired (spec), active, succeeded, failed (status).",
-			[]string{"namespace", "tfjob", "replica_type", "state"}, nil),
-		restarts: prometheus.NewDesc(NameJobRestarts,
+			"namespace", "tfjob", "replica_type", "state"),
+		restarts: newGaugeFamily(NameJobRestarts,
 			"Restarts of a TFJob charged to its backoffLimit (status.restarts).",
-			[]string{"namespace", "tfjob"}, nil),
-		disruptions: prometheus.NewDesc(NameJobDisruptions,
+			"namespace", "tfjob"),
+		disruptions: newGaugeFamily(NameJobDisruptions,
 			"Pods of a TFJob ended by the cluster and recreated without charge to backoffLimit (status.disruptions).",
-			[]string{"namespace", "tfjob"}, nil),
-		created: prometheus.NewDesc(NameJobCreatedTime,
+			"namespace", "tfjob"),
+		created: newGaugeFamily(NameJobCreatedTime,
 			"Unix time at which a TFJob was created.",
-			[]string{"namespace", "tfjob"}, nil),
-		running: prometheus.NewDesc(NameJobRunningTime,
+			"namespace", "tfjob"),
+		running: newGaugeFamily(NameJobRunningTime,
 			"Unix time at which a TFJob last entered Running (its Running condition's lastTransitionTime; after a restart, the latest entry, not the first); absent while it has none.",
-			[]string{"namespace", "tfjob"}, nil),
+			"namespace", "tfjob"),
 		training: newTrainingDescs(),
 		now:      time.Now,
 	}
@@ -69,7 +69,7 @@ func newJobStateCollector() *jobStateCollector {
 // jobStateCollector reports the state of every TFJob in the manager's cache
 // at every scrape, once the manager leads, like backfill_tfjobs.
 type jobStateCollector struct {
-	info, replicas, restarts, disruptions, created, running *prometheus.Desc
+	info, replicas, restarts, disruptions, created, running gaugeFamily
 	training                                                trainingDescs
 	// now is the scrape's time, which the goodput account is brought up
 	// to; tests fix it.
@@ -91,8 +91,8 @@ func (c *jobStateCollector) use(reader client.Reader, leading <-chan struct{}, o
 
 // Describe implements prometheus.Collector.
 func (c *jobStateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{c.info, c.replicas, c.restarts, c.disruptions, c.created, c.running}, c.training.all()...) {
-		ch <- d
+	for _, f := range append([]gaugeFamily{c.info, c.replicas, c.restarts, c.disruptions, c.created, c.running}, c.training.all()...) {
+		ch <- f.desc
 	}
 }
 
@@ -111,17 +111,18 @@ func (c *jobStateCollector) Collect(ch chan<- prometheus.Metric) {
 		ctrl.Log.WithName("metrics").Error(err, "Listing TFJobs for "+NameJobInfo)
 		return
 	}
-	now := c.now()
+	now, s := c.now(), newScrape(ch)
 	for i := range jobs.Items {
-		c.collectJob(ch, &jobs.Items[i], offlineClass, now)
+		c.collectJob(s, &jobs.Items[i], offlineClass, now)
 	}
 }
 
 // collectJob sends the series of one job, as of now.
-func (c *jobStateCollector) collectJob(ch chan<- prometheus.Metric, job *kubeflowv1.TFJob, offlineClass string, now time.Time) {
-	ns, name := job.Namespace, job.Name
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{ns, name}, labels...)...)
+func (c *jobStateCollector) collectJob(s *scrape, job *kubeflowv1.TFJob, offlineClass string, now time.Time) {
+	gauge := func(f gaugeFamily, v float64, labels ...string) {
+		values := [4]string{job.Namespace, job.Name}
+		n := copy(values[2:], labels)
+		s.gauge(f, v, values[:2+n]...)
 	}
 	gauge(c.info, 1, phaseLabel(state(&job.Status)), jobPriorityClass(job, offlineClass))
 	for _, rtype := range kubeflowv1.ReplicaTypes {
