@@ -80,7 +80,7 @@ Without --prometheus-url, top uses the Prometheus of the local cluster that
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.prometheusURL, "prometheus-url", "", "Prometheus to query, e.g. http://prometheus-operated.monitoring:9090 (default: the local cluster's of `backfill dev up`).")
+	f.StringVar(&opts.prometheusURL, "prometheus-url", "", "Prometheus to query, e.g. http://prometheus-operated.monitoring:9090 (default: the Prometheus of the local cluster that 'backfill dev up' started).")
 	f.DurationVar(&opts.interval, "interval", opts.interval, "Time between two refreshes.")
 	f.DurationVar(&opts.rateInterval, "rate-interval", opts.rateInterval, "Window of rate() over CPU usage, as Grafana's $__rate_interval: at least four scrape intervals.")
 	f.BoolVar(&opts.once, "once", false, "Print one frame and exit, for scripts.")
