@@ -167,6 +167,10 @@ func TestRealCgroupAgent(t *testing.T) {
 	waitReal(t, 10*time.Second, "the offline ceiling to shrink as online works", func() bool {
 		return n.quota(t, offlineGroup) <= idle.quota-0.3
 	})
+	// The tick that first shrank it may have seen online work for part of
+	// its interval only: measure from the next one.
+	shrunk := agent.Last().At
+	waitReal(t, 5*time.Second, "a tick that saw online work for a whole interval", func() bool { return agent.Last().At.After(shrunk) })
 	busy := n.measure(t, onlineGroup, offlineGroup)
 	t.Logf("online busy: online %.2f cores, offline %.2f cores under a ceiling of %.2f; the agent saw %+v", busy.online, busy.offline, busy.quota, agent.Last())
 	if busy.online < 0.2 {
