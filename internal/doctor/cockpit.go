@@ -159,6 +159,12 @@ func needsOfflinePods(p CockpitPanel) bool {
 const honorLabelsHint = "run its query in Prometheus and drop one part at a time to find the empty one; " +
 	"if backfill_offline_pod_info carries exported_namespace/exported_pod, set honorLabels: true on the manager's ServiceMonitor or PodMonitor"
 
+// youngDataHint: a panel's rate() needs two samples of each input within
+// its window, so a cluster, a Prometheus or a TFJob's pods younger than
+// the window leave it empty for a while.
+const youngDataHint = "if Prometheus, the manager or the TFJob pods it reads started less than " + PanelRateWindow +
+	" ago, its rate() has too few samples yet: run doctor again in " + PanelRateWindow + "; otherwise "
+
 // checkPanels says, for each cockpit panel, whether its query returns
 // data, as one OK line when all do. offlinePods is the number of offline
 // pods Prometheus knows of; gpuNodes the nodes with nvidia.com/gpu.
@@ -193,7 +199,7 @@ func checkPanels(panels []CockpitPanel, data map[string]PanelData, offlinePods, 
 		default:
 			out = append(out, Result{Check: CheckPrometheusData, Status: StatusFail, Object: p.Name,
 				Finding: fmt.Sprintf("the cockpit's %s returns no data: it shows No data in Grafana and in backfill top", p.Name),
-				Fix:     honorLabelsHint})
+				Fix:     youngDataHint + honorLabelsHint})
 		}
 	}
 	if len(out) == 0 {
