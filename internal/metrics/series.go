@@ -46,25 +46,25 @@ func newScrape(ch chan<- prometheus.Metric) *scrape {
 }
 
 // gauge sends a series of f, its label values in f's label order.
-func (g *scrape) gauge(f gaugeFamily, v float64, values ...string) {
+func (s *scrape) gauge(f gaugeFamily, v float64, values ...string) {
 	if len(values) != len(f.labels) {
 		panic(fmt.Sprintf("%d label values for the %d labels of a gauge: %v", len(values), len(f.labels), f.desc))
 	}
 	pairs := make([]*dto.LabelPair, len(values))
 	for i, at := range f.sorted {
-		pairs[i] = g.pair(f.labels[at], values[at])
+		pairs[i] = s.pair(f.labels[at], values[at])
 	}
-	g.ch <- gaugeSeries{desc: f.desc, labels: pairs, value: v}
+	s.ch <- gaugeSeries{desc: f.desc, labels: pairs, value: v}
 }
 
-func (g *scrape) pair(name, value string) *dto.LabelPair {
+func (s *scrape) pair(name, value string) *dto.LabelPair {
 	key := [2]string{name, value}
-	if p, ok := g.pairs[key]; ok {
+	if p, ok := s.pairs[key]; ok {
 		return p
 	}
 	n, v := name, value // copies, so that only a new pair moves them to the heap
 	p := &dto.LabelPair{Name: &n, Value: &v}
-	g.pairs[key] = p
+	s.pairs[key] = p
 	return p
 }
 
