@@ -235,9 +235,11 @@ func Admit(now time.Time, p Pool, s Settings, r Request) Admission {
 
 // NextLoan is the first time from after on when gpus GPUs beyond what the
 // loans hold are free for long enough to be worth a loan (MinLoan and a
-// default notice); zero if not within the forecast.
+// default notice); zero if not within the forecast. A loan the forecast
+// ends (Returns) holds its GPUs only until its deadline, told or not.
 func NextLoan(now, after time.Time, p Pool, s Settings, gpus int) time.Time {
-	return newPlan(now, p, s).nextLoan(after, gpus)
+	pl, _ := newPlan(now, p, s).withReturns()
+	return pl.nextLoan(after, gpus)
 }
 
 func (pl plan) nextLoan(after time.Time, gpus int) time.Time {

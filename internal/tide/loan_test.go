@@ -230,6 +230,21 @@ func TestNextLoanAfterTheDay(t *testing.T) {
 	}
 }
 
+// A loan the morning ends frees its GPUs for the evening even before it is
+// told: a job paused first does not see it held for ever.
+func TestNextLoanCountsLoansOnlyUntilTheirReturn(t *testing.T) {
+	now := at(5, 0)
+	steps := []Step{{At: at(0, 0), Value: 2}, {At: at(7, 25), Value: 16}, {At: at(22, 10), Value: 2}}
+	p := pool(now, steps, Loan{Job: "t/untold", GPUs: 4, Started: at(0, 0), CheckpointTime: 3 * time.Minute})
+	p.GPUs = 12 // 4 held outside the loans, by Kueue's jobs
+	if next := NextLoan(now, now, p, DefaultSettings(), 8); !next.Equal(at(22, 10)) {
+		t.Errorf("NextLoan = %s, want 22:10: t/untold is back at 06:55", next)
+	}
+	if len(p.Loans) != 1 || !p.Loans[0].Deadline.IsZero() {
+		t.Errorf("NextLoan changed the pool's loans: %+v", p.Loans)
+	}
+}
+
 // A rise is expected with room for a spike on top, from the lead before it
 // until its time; after it the room is lent again.
 func TestLendableHoldsHeadroomWithARise(t *testing.T) {

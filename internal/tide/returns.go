@@ -17,26 +17,7 @@ import (
 // loans leave (an unplanned spike), the deadline is now: the scheduler's
 // preemption takes the GPUs, and the return is late.
 func Returns(now time.Time, p Pool, s Settings) []Return {
-	pl := newPlan(now, p, s)
-	pl.loans = append([]Loan(nil), p.Loans...)
-	notice := map[int]time.Time{}
-	for _, t := range pl.times() {
-		over := pl.need.At(t) + pl.holding(t) - pl.capacity
-		if over <= 0 {
-			continue
-		}
-		chosen := pl.choose(t, over)
-		first := t
-		for _, i := range chosen {
-			pl.loans[i].Deadline = t
-			if n := pl.notice(pl.loans[i], t); n.Before(first) {
-				first = n
-			}
-		}
-		for _, i := range chosen {
-			notice[i] = first
-		}
-	}
+	pl, notice := newPlan(now, p, s).withReturns()
 	var out []Return
 	for i, l := range pl.loans {
 		if l.Deadline.IsZero() {
@@ -57,6 +38,32 @@ func Returns(now time.Time, p Pool, s Settings) []Return {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
 	return out
+}
+
+// withReturns is the plan with a deadline on every loan that must end
+// within the forecast, and the notice of each loan chosen with others for
+// a step (by its index).
+func (pl plan) withReturns() (plan, map[int]time.Time) {
+	pl.loans = append([]Loan(nil), pl.loans...)
+	notice := map[int]time.Time{}
+	for _, t := range pl.times() {
+		over := pl.need.At(t) + pl.holding(t) - pl.capacity
+		if over <= 0 {
+			continue
+		}
+		chosen := pl.choose(t, over)
+		first := t
+		for _, i := range chosen {
+			pl.loans[i].Deadline = t
+			if n := pl.notice(pl.loans[i], t); n.Before(first) {
+				first = n
+			}
+		}
+		for _, i := range chosen {
+			notice[i] = first
+		}
+	}
+	return pl, notice
 }
 
 // holding is the GPUs loans hold at t that the need must leave room for.
